@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      'packages/actors',
+      'packages/memory-store',
+      'packages/runtime',
+      'packages/cli',
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    reporters: ['default', './plain-summary-reporter.ts'],
+  },
+});
