@@ -1,1 +1,1 @@
-export {};
+export { startNatsServer, freePort, type NatsServerHandle, type NatsServerOptions } from './nats-server.ts';

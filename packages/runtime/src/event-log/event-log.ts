@@ -1,0 +1,59 @@
+/**
+ * The event log port. Streams are append-only sequences of records keyed by (stream, seq), seq starting at 1.
+ * Adapters: `LmdbEventLog` (durable) and `MemoryEventLog` (tests, embedded demos); both pass one contract suite.
+ */
+
+/** What is stored for every record (encoded with msgpackr in LMDB). */
+export interface LogRecord {
+  /** Record format version. */
+  readonly v: 1;
+  readonly type: string;
+  /** Milliseconds since the epoch, supplied by the caller (injected clock). */
+  readonly at: number;
+  readonly payload: unknown;
+  /** Idempotency key: a second append with the same (stream, msgId) is a duplicate and stores nothing. */
+  readonly msgId?: string;
+}
+
+export interface StoredRecord extends LogRecord {
+  readonly stream: string;
+  readonly seq: number;
+}
+
+export interface AppendInput {
+  readonly type: string;
+  readonly at: number;
+  readonly payload: unknown;
+  readonly msgId?: string;
+}
+
+export interface AppendResult {
+  /** Sequence of the stored record (of the original record for a duplicate). */
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+export interface ReadOptions {
+  /** First sequence to read (inclusive). Default 1. */
+  readonly from?: number;
+  /** Last sequence to read (inclusive). Default: the end. */
+  readonly to?: number;
+  readonly limit?: number;
+}
+
+export interface EventLog {
+  /**
+   * Appends records to one stream in order. Resolves only after the transaction holding them is durable
+   * (group commit: appends issued in the same event-loop turn share one transaction). Duplicates by msgId
+   * (within the call or against earlier appends) store nothing and report the original seq.
+   */
+  append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]>;
+  /** Ordered read of a stream range (for replay). */
+  read(stream: string, options?: ReadOptions): Iterable<StoredRecord>;
+  /** Highest sequence of the stream, 0 when empty. */
+  lastSeq(stream: string): number;
+  /** Stream names starting with `prefix` (all when omitted), in key order. */
+  streams(prefix?: string): Iterable<string>;
+  /** Waits for all pending appends and releases resources. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,43 @@
+/**
+ * The transport port: NATS core request/reply and publish/subscribe. Adapters: `NatsTransport` (a real NATS
+ * connection, `@nats-io/transport-node` v3) and `MemoryTransport` (in-process, for the embedded runtime and demo).
+ * Both pass one contract suite.
+ */
+
+export type Headers = Readonly<Record<string, string>>;
+
+/** An inbound message; `respond` is a no-op when the message has no reply subject. */
+export interface InboundMessage {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly headers: Headers;
+  respond(data: Uint8Array, headers?: Headers): void;
+}
+
+export interface ReplyMessage {
+  readonly data: Uint8Array;
+  readonly headers: Headers;
+}
+
+export interface TransportSubscription {
+  unsubscribe(): void;
+}
+
+export interface RequestOptions {
+  readonly timeoutMs?: number;
+  readonly headers?: Headers;
+}
+
+export interface Transport {
+  /** Largest payload the transport accepts, in bytes (NATS: the server's `max_payload`). */
+  readonly maxPayload: number;
+  /** Subscribes a handler; with `queue`, only one member of the queue group receives each message. */
+  subscribe(subject: string, handler: (msg: InboundMessage) => void, options?: { queue?: string }): TransportSubscription;
+  /** Request/reply; rejects with a `TransportError` (code `timeout` / `no_responders` / `closed`). */
+  request(subject: string, data: Uint8Array, options?: RequestOptions): Promise<ReplyMessage>;
+  publish(subject: string, data: Uint8Array, headers?: Headers): void;
+  /** Resolves once everything published so far has reached the server (NATS flush). */
+  flush(): Promise<void>;
+  /** Drains subscriptions and closes the connection. */
+  close(): Promise<void>;
+}
