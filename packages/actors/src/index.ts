@@ -1,1 +1,11 @@
-export {};
+export * from './thresholds.ts';
+export * from './boundary.ts';
+export * from './session-events.ts';
+export * from './session-effects.ts';
+export * from './session-plan.ts';
+export * from './session-machine.ts';
+export * from './writer-events.ts';
+export * from './writer-effects.ts';
+export * from './writer-plan.ts';
+export * from './writer-machine.ts';
+export * from './fold.ts';

@@ -1,0 +1,30 @@
+import type { Failure, WriterOutcome } from './session-events.ts';
+
+/** Protocol events the session publishes (the runtime adds `session_id` and `at`). */
+export type PublishedEvent =
+  | { type: 'threshold.crossed'; threshold: number; tokens: number }
+  | { type: 'writer.started'; writer_id: string; covers_up_to: string; mode: 'fork' | 'delta'; trigger: WriterTrigger; delta_reason?: string }
+  | { type: 'writer.queued' }
+  | { type: 'writer.settled'; writer_id: string; outcome: WriterOutcome; failure?: Failure; watermark: string | null }
+  | { type: 'status'; text: string };
+
+export type WriterTrigger = 'threshold' | 'manual' | 'pending';
+
+/** A writer the session decided to start: the slot is already claimed in the same transition. */
+export interface WriterStartEffect {
+  readonly kind: 'writer.start';
+  readonly writerId: string;
+  /** Index entry id of the newest covered message (frozen). */
+  readonly boundary: string;
+  readonly mode: 'fork' | 'delta';
+  /** Delta mode: first message id of the slice to send. */
+  readonly deltaFrom: string | null;
+  readonly trigger: WriterTrigger;
+  readonly watermark: string | null;
+}
+
+/** Effects are data: the runtime executes them after the event that produced them is durable. */
+export type SessionEffect =
+  | { readonly kind: 'publish'; readonly event: PublishedEvent }
+  | WriterStartEffect
+  | { readonly kind: 'reply'; readonly requestId: string; readonly body: Record<string, unknown> };

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/**
+ * Events the session actor consumes. Each is appended to the session's log stream before the actor sees it; the
+ * record's `type` equals the event's `type` and its payload is the rest of the event.
+ */
+
+export const MessageIndexEntrySchema = z.object({
+  id: z.string().min(1),
+  role: z.enum(['user', 'assistant', 'tool', 'system']),
+  tokens: z.number().int().nonnegative(),
+  textual: z.boolean(),
+  finished: z.boolean(),
+  toolCallIds: z.array(z.string()),
+});
+
+/** Indexed form of one appended message (bodies stay in the log, never in the actor's context). */
+export const IndexedMessageSchema = MessageIndexEntrySchema.extend({
+  /** Part of the main slice (no agent id, or `main`). */
+  main: z.boolean(),
+  /** Provider usage total of a finished assistant message, when reported. */
+  usageTotal: z.number().int().nonnegative().nullable(),
+});
+export type IndexedMessage = z.infer<typeof IndexedMessageSchema>;
+
+export const TaskSchema = z.object({
+  id: z.string().min(1),
+  parent_id: z.string().min(1).optional(),
+  status: z.enum(['open', 'in_progress', 'blocked', 'done', 'abandoned']),
+  summary: z.string(),
+  focus: z.boolean().optional(),
+});
+export type Task = z.infer<typeof TaskSchema>;
+
+export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other']);
+export type FailureKind = z.infer<typeof FailureKindSchema>;
+
+export const FailureSchema = z.object({ kind: FailureKindSchema, retryable: z.boolean(), message: z.string().optional() });
+export type Failure = z.infer<typeof FailureSchema>;
+
+export const WriterOutcomeSchema = z.enum(['success', 'failure', 'cancelled', 'skipped']);
+export type WriterOutcome = z.infer<typeof WriterOutcomeSchema>;
+
+export const SessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('session.resumed') }),
+  z.object({ type: z.literal('messages.appended'), messages: z.array(IndexedMessageSchema) }),
+  z.object({ type: z.literal('tasks.replaced'), tasks: z.array(TaskSchema) }),
+  z.object({ type: z.literal('checkpoint.requested'), requestId: z.string() }),
+  z.object({
+    type: z.literal('writer.settled'),
+    writerId: z.string(),
+    outcome: WriterOutcomeSchema,
+    failure: FailureSchema.optional(),
+    reason: z.string().optional(),
+  }),
+  z.object({ type: z.literal('close.requested'), requestId: z.string() }),
+]);
+export type SessionEvent = z.infer<typeof SessionEventSchema>;
+
+/** Input of the session actor: the payload of the stream's first record, `session.opened`. */
+export const SessionInputSchema = z.object({
+  sessionId: z.string(),
+  projectId: z.string(),
+  usableWindow: z.number().int().nonnegative(),
+  thresholds: z.array(z.number().int().positive()),
+  checkpointEnabled: z.boolean(),
+  memoryWriteDisabled: z.boolean(),
+  /** Fork mode requested and possible (a writing tool could be mapped). */
+  fork: z.boolean(),
+  /** Why the writer runs in delta mode although fork mode was requested, if so. */
+  forkUnavailableReason: z.string().nullable(),
+  tail: z.object({ minTokens: z.number().int(), maxTokens: z.number().int(), minTextMessages: z.number().int() }),
+});
+export type SessionInput = z.infer<typeof SessionInputSchema>;

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { foldEvent, foldStart } from '../src/fold.ts';
+import type { SessionEffect } from '../src/session-effects.ts';
+import type { IndexedMessage, SessionEvent, SessionInput } from '../src/session-events.ts';
+import { sessionMachine } from '../src/session-machine.ts';
+import type { SessionContext } from '../src/session-plan.ts';
+
+const input: SessionInput = {
+  sessionId: 's1',
+  projectId: 'p1',
+  usableWindow: 100_000,
+  thresholds: [20_000, 40_000, 60_000, 80_000],
+  checkpointEnabled: true,
+  memoryWriteDisabled: false,
+  fork: true,
+  forkUnavailableReason: null,
+  tail: { minTokens: 100, maxTokens: 200, minTextMessages: 2 },
+};
+
+let n = 0;
+function user(): IndexedMessage {
+  n++;
+  return { id: `m${n}`, role: 'user', tokens: 60, textual: true, finished: false, toolCallIds: [], main: true, usageTotal: null };
+}
+function assistant(total: number, main = true): IndexedMessage {
+  n++;
+  return { id: `m${n}`, role: 'assistant', tokens: 60, textual: true, finished: true, toolCallIds: [], main, usageTotal: total };
+}
+
+function run(events: SessionEvent[], inp: SessionInput = input) {
+  let step = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, inp);
+  const all: SessionEffect[][] = [];
+  for (const e of events) {
+    step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, step.snapshot, e);
+    all.push(step.effects);
+  }
+  return { snapshot: step.snapshot, effects: all, ctx: step.snapshot.context as SessionContext };
+}
+
+const types = (effects: SessionEffect[]) =>
+  effects.map((e) => (e.kind === 'publish' ? e.event.type : e.kind === 'reply' ? `reply:${String(e.body['result'] ?? 'closed')}` : e.kind));
+
+describe('session machine', () => {
+  it('crosses a rung once and starts a writer with the slot claimed in the same step', () => {
+    const r = run([
+      { type: 'messages.appended', messages: [user(), assistant(25_000), user(), assistant(26_000), user(), assistant(27_000)] },
+      { type: 'messages.appended', messages: [user(), assistant(28_000)] },
+    ]);
+    expect(types(r.effects[0]!)).toEqual(['threshold.crossed', 'writer.start', 'writer.started', 'status']);
+    expect(r.effects[1]).toEqual([]);
+    expect(r.snapshot.value).toEqual({ slot: 'running', lifecycle: 'active' });
+    expect(r.ctx.crossed).toEqual([20_000]);
+  });
+
+  it('gives one started and one queued request when several rungs are crossed at once', () => {
+    const r = run([{ type: 'messages.appended', messages: [user(), assistant(10), user(), assistant(45_000)] }]);
+    expect(types(r.effects[0]!)).toEqual(['threshold.crossed', 'threshold.crossed', 'writer.start', 'writer.started', 'status', 'writer.queued']);
+    expect(r.snapshot.value).toEqual({ slot: 'runningPending', lifecycle: 'active' });
+  });
+
+  it('defers rungs while a writer runs and advances the watermark to the start-time boundary on success', () => {
+    const first: SessionEvent[] = [
+      { type: 'messages.appended', messages: [user(), assistant(10), user(), assistant(21_000)] },
+      { type: 'messages.appended', messages: [user(), assistant(41_000)] },
+    ];
+    const r = run(first);
+    expect(r.ctx.crossed).toEqual([20_000]);
+    const start = r.effects[0]!.find((e) => e.kind === 'writer.start');
+    if (start?.kind !== 'writer.start') throw new Error('no start');
+    const settled = run([
+      ...first,
+      { type: 'writer.settled', writerId: start.writerId, outcome: 'success' },
+      { type: 'messages.appended', messages: [user(), assistant(42_000)] },
+    ]);
+    expect(settled.ctx.watermark).toBe(start.boundary);
+    expect(settled.ctx.crossed).toEqual([20_000, 40_000]);
+  });
+
+  it('does not consume rungs while checkpointing is disabled and ignores subagent usage', () => {
+    const r = run([{ type: 'messages.appended', messages: [user(), assistant(50_000)] }], { ...input, checkpointEnabled: false });
+    expect(r.ctx.crossed).toEqual([]);
+    const sub = run([{ type: 'messages.appended', messages: [user(), assistant(50_000, false)] }]);
+    expect(sub.ctx.tokens).toBe(0);
+  });
+
+  it('answers manual requests with started, queued, then a replaced pending request', () => {
+    const r = run([
+      { type: 'messages.appended', messages: [user(), assistant(10)] },
+      { type: 'checkpoint.requested', requestId: 'r1' },
+      { type: 'checkpoint.requested', requestId: 'r2' },
+      { type: 'checkpoint.requested', requestId: 'r3' },
+    ]);
+    expect(types(r.effects[1]!)).toContain('reply:started');
+    expect(types(r.effects[2]!)).toContain('reply:queued');
+    expect(types(r.effects[3]!)).toContain('reply:queued');
+    expect(r.ctx.pending).toBe('manual');
+  });
+
+  it('waits for the running writer before closing', () => {
+    const r = run([
+      { type: 'messages.appended', messages: [user(), assistant(10)] },
+      { type: 'checkpoint.requested', requestId: 'r1' },
+      { type: 'close.requested', requestId: 'c1' },
+    ]);
+    expect(r.snapshot.value).toEqual({ slot: 'running', lifecycle: 'closing' });
+    const id = r.ctx.writer!.writerId;
+    let s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'writer.settled', writerId: id, outcome: 'failure', failure: { kind: 'transient', retryable: true } });
+    expect(s.snapshot.value).toEqual({ slot: 'idle', lifecycle: 'closed' });
+    expect(types(s.effects)).toContain('reply:closed');
+    expect((s.snapshot.context as SessionContext).watermark).toBeNull();
+    s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, s.snapshot, { type: 'session.resumed' });
+    expect(s.snapshot.value).toEqual({ slot: 'idle', lifecycle: 'active' });
+  });
+});
