@@ -1,0 +1,182 @@
+/**
+ * The 11 sections of `checkpoint.md` and a structure check against the current template (SPEC §2.4, structure
+ * part only: budgets and the full validator are not built yet).
+ */
+
+/** One checkpoint section as the template defines it. */
+export interface CheckpointSectionSpec {
+  readonly number: number;
+  readonly title: string;
+  /** The header line, verbatim: `## §<number> <title>`. */
+  readonly header: string;
+}
+
+const TITLES = [
+  'Active intent',
+  'Next concrete action',
+  'Directives (this session)',
+  'Task tree',
+  'Current work',
+  'Files and code sections',
+  'Discovered knowledge (cross-task)',
+  'Errors and fixes',
+  'Live resources',
+  'Design decisions and discussion outcomes',
+  'Open notes',
+] as const;
+
+/** The 11 checkpoint sections, in template order. */
+export const CHECKPOINT_SECTIONS: readonly CheckpointSectionSpec[] = TITLES.map((title, index) => ({
+  number: index + 1,
+  title,
+  header: `## §${index + 1} ${title}`,
+}));
+
+/** One `## ` section of a markdown file. */
+export interface ParsedSection {
+  /** Header text without the leading `## ` (e.g. `§4 Task tree`). */
+  readonly title: string;
+  /** The header line without trailing whitespace (e.g. `## §4 Task tree`). */
+  readonly header: string;
+  /** The first non-blank line under the header when it is an `_…_` italic line, else the empty string. */
+  readonly italic: string;
+  /** Text after the italic line (after the header when there is none), blank lines around it removed. */
+  readonly body: string;
+  /** Offset of the header line's first character in the parsed text. */
+  readonly start: number;
+  /** Offset just past the section: the next header's start, or the text's length. */
+  readonly end: number;
+}
+
+/** Result of {@link checkCheckpointStructure}. */
+export interface StructureCheck {
+  readonly ok: boolean;
+  /** One human-readable sentence per problem, naming the section concerned. */
+  readonly problems: string[];
+}
+
+interface Line {
+  readonly text: string;
+  readonly start: number;
+}
+
+/**
+ * Splits markdown into its `## ` sections. Text before the first header is not a section. Lines inside fenced
+ * code blocks never start a section, and anything a writer puts inside a body (lists, `###` sub-headings, quotes)
+ * stays in that body. Both LF and CRLF line ends are accepted.
+ */
+export function parseSections(markdown: string): ParsedSection[] {
+  const lines = splitLines(markdown);
+  const headerIndexes: number[] = [];
+  let fence: string | null = null;
+  lines.forEach((line, index) => {
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line.text)?.[1];
+    if (marker !== undefined) {
+      if (fence === null) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+      return;
+    }
+    if (fence === null && line.text.startsWith('## ')) headerIndexes.push(index);
+  });
+
+  return headerIndexes.map((headerIndex, i) => {
+    const headerLine = lines[headerIndex] as Line;
+    const nextHeader = headerIndexes[i + 1];
+    const end = nextHeader === undefined ? markdown.length : (lines[nextHeader] as Line).start;
+    const header = headerLine.text.trimEnd();
+    let bodyFrom = headerIndex + 1;
+    let italic = '';
+    const lastLine = nextHeader ?? lines.length;
+    while (bodyFrom < lastLine && (lines[bodyFrom] as Line).text.trim() === '') bodyFrom += 1;
+    const candidate = bodyFrom < lastLine ? (lines[bodyFrom] as Line).text.trim() : '';
+    if (isItalicLine(candidate)) {
+      italic = candidate;
+      bodyFrom += 1;
+    }
+    const bodyStart = bodyFrom < lines.length ? (lines[bodyFrom] as Line).start : markdown.length;
+    const body = markdown
+      .slice(Math.min(bodyStart, end), end)
+      .replace(/^(?:[ \t]*\r?\n)+/, '')
+      .trimEnd();
+    return { title: header.slice(3).trim(), header, italic, body, start: headerLine.start, end };
+  });
+}
+
+/**
+ * Checks that `markdown` keeps the structure of the checkpoint `template`: the same title line and top italic
+ * line, every template section header present exactly once and in template order, no other `## ` header, and under
+ * each header the template's italic line unchanged. Bodies are not inspected.
+ */
+export function checkCheckpointStructure(markdown: string, template: string): StructureCheck {
+  const problems: string[] = [];
+  const expectedPreamble = preamble(template);
+  const actualPreamble = preamble(markdown);
+  if (actualPreamble.title !== expectedPreamble.title) {
+    problems.push(
+      `title line: expected ${JSON.stringify(expectedPreamble.title)}, found ${JSON.stringify(actualPreamble.title)}`,
+    );
+  }
+  if (actualPreamble.italic !== expectedPreamble.italic) {
+    problems.push('title: the italic line under the title was changed or removed');
+  }
+
+  const expected = parseSections(template);
+  const actual = parseSections(markdown);
+  const expectedHeaders = expected.map((section) => section.header);
+  const found: number[] = [];
+  for (const section of actual) {
+    const index = expectedHeaders.indexOf(section.header);
+    if (index === -1) {
+      problems.push(`unexpected header ${JSON.stringify(section.header)}: only the template's sections are allowed`);
+      continue;
+    }
+    if (found.includes(index)) {
+      problems.push(`${section.header}: the section appears more than once`);
+      continue;
+    }
+    const previous = found.at(-1);
+    if (previous !== undefined && previous > index) {
+      problems.push(`${section.header}: out of order (found after ${expectedHeaders[previous] ?? '?'})`);
+    }
+    found.push(index);
+    const want = expected[index]?.italic ?? '';
+    if (section.italic !== want) {
+      problems.push(
+        section.italic === ''
+          ? `${section.header}: the italic instruction line is missing`
+          : `${section.header}: the italic instruction line was changed`,
+      );
+    }
+  }
+  expectedHeaders.forEach((header, index) => {
+    if (!found.includes(index)) problems.push(`${header}: the section is missing`);
+  });
+  return { ok: problems.length === 0, problems };
+}
+
+function preamble(markdown: string): { title: string; italic: string } {
+  const firstSection = parseSections(markdown)[0];
+  const head = markdown.slice(0, firstSection?.start ?? markdown.length);
+  const nonBlank = splitLines(head)
+    .map((line) => line.text.trim())
+    .filter((text) => text !== '');
+  const title = nonBlank[0] ?? '';
+  const italic = nonBlank.slice(1).find(isItalicLine) ?? '';
+  return { title, italic };
+}
+
+function isItalicLine(text: string): boolean {
+  return text.length >= 3 && text.startsWith('_') && text.endsWith('_') && !text.startsWith('__');
+}
+
+function splitLines(markdown: string): Line[] {
+  const lines: Line[] = [];
+  let start = 0;
+  while (start < markdown.length) {
+    const newline = markdown.indexOf('\n', start);
+    const stop = newline === -1 ? markdown.length : newline;
+    lines.push({ text: markdown.slice(start, stop).replace(/\r$/, ''), start });
+    start = stop + 1;
+  }
+  return lines;
+}
