@@ -1,1 +1,13 @@
-export {};
+export { MemoryStoreError, errnoCode } from './memory-errors.ts';
+export type { MemoryStoreErrorCode, MemoryStoreErrorData } from './memory-errors.ts';
+export { MEMORY_ID_PATTERN, memoryPaths } from './memory-paths.ts';
+export type { MemoryIds, MemoryPaths } from './memory-paths.ts';
+export { PROMPT_NAMES, loadPrompt, promptPlaceholders, renderPrompt } from './prompt-registry.ts';
+export type { PromptName } from './prompt-registry.ts';
+export { CHECKPOINT_SECTIONS, checkCheckpointStructure, parseSections } from './checkpoint-sections.ts';
+export type { CheckpointSectionSpec, ParsedSection, StructureCheck } from './checkpoint-sections.ts';
+export { bootstrapMemory } from './bootstrap.ts';
+export type { BootstrapResult } from './bootstrap.ts';
+export { canonicalPath } from './canonical-path.ts';
+export { createWriterFiles } from './writer-files.ts';
+export type { EditResult, WriterReadOptions, WriteResult, WriterFiles } from './writer-files.ts';
