@@ -1,0 +1,75 @@
+import { contentText, type ChatMessage } from '../chat-request.ts';
+
+/** The four absolute paths a writer task states (SPEC §2.3). Only `checkpoint` is required. */
+export interface WriterPaths {
+  readonly checkpoint: string;
+  readonly memory: string | undefined;
+  readonly taskMemDir: string | undefined;
+  readonly notes: string | undefined;
+}
+
+/** Where the writer task sits in a request, and what it says. */
+export interface WriterTask {
+  readonly index: number;
+  readonly text: string;
+  readonly paths: WriterPaths;
+}
+
+function pathLine(text: string, key: string): string | undefined {
+  // `KEY = /abs/path`, tolerating extra spaces, list markers and backticks/quotes around key or value.
+  const match = new RegExp(`^[ \\t>*-]*\`?${key}\`?[ \\t]*=[ \\t]*(\\S.*?)[ \\t]*$`, 'm').exec(text);
+  const value = match?.[1]?.replace(/^[`"']+|[`"']+$/g, '');
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Parses the `CHECKPOINT_PATH = …` family of lines; `undefined` when there is no checkpoint path. */
+export function parseWriterPaths(text: string): WriterPaths | undefined {
+  const checkpoint = pathLine(text, 'CHECKPOINT_PATH');
+  if (checkpoint === undefined) return undefined;
+  return {
+    checkpoint,
+    memory: pathLine(text, 'MEMORY_PATH'),
+    taskMemDir: pathLine(text, 'TASK_MEM_DIR'),
+    notes: pathLine(text, 'NOTES_PATH'),
+  };
+}
+
+/** The last user message stating a `CHECKPOINT_PATH` (later user messages are reflections or reminders). */
+export function findWriterTask(messages: readonly ChatMessage[]): WriterTask | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role !== 'user') continue;
+    const text = contentText(message.content);
+    const paths = parseWriterPaths(text);
+    if (paths !== undefined) return { index: i, text, paths };
+  }
+  return undefined;
+}
+
+const BULLET = /^\s*(?:[-*+]\s|\d+[.)]\s|[🔵🔄🟡✅❌])/u;
+
+// A heading-like line naming the task tree ("Task tree:", "## Current task tree (from the task tool)"), not a
+// sentence of the prompt that merely mentions §4.
+const TREE_HEADING = /^\s*(?:#+\s*)?(?:the\s+)?(?:current\s+|parent\s+|session(?:'s)?\s+)?task tree\b[^.]{0,60}$/i;
+
+/**
+ * The task tree a writer task inlines: the bullet lines following the last heading-like "task tree" line (blank
+ * lines before the first bullet are skipped). `[]` when there is none.
+ */
+export function inlinedTaskTree(taskText: string): string[] {
+  const lines = taskText.split('\n');
+  for (let start = lines.length - 1; start >= 0; start--) {
+    if (!TREE_HEADING.test(lines[start] ?? '')) continue;
+    const tree: string[] = [];
+    for (const line of lines.slice(start + 1)) {
+      if (line.trim() === '') {
+        if (tree.length > 0) break;
+        continue;
+      }
+      if (!BULLET.test(line)) break;
+      tree.push(line.replace(/\s+$/, ''));
+    }
+    if (tree.length > 0) return tree;
+  }
+  return [];
+}
