@@ -1,1 +1,15 @@
 export {};
+export * from './protocol/index.ts';
+export * from './transport/index.ts';
+export * from './client/index.ts';
+export { BatonDaemon, type DaemonOptions, type DaemonLogger, type ModelEndpoint } from './daemon/daemon.ts';
+export { SessionService, sessionStream, stateOf } from './daemon/session-service.ts';
+export { Mailbox } from './daemon/mailbox.ts';
+export { HostPool } from './host/host-pool.ts';
+export { HostedSession, sessionEventOf, summarize, toProviderMessage } from './host/session-host.ts';
+export { indexMessages } from './host/message-index.ts';
+export type { SessionSetup, SessionSummary, HostOptions } from './host/worker-messages.ts';
+export { WriterRun, writerStream, type WriterRunSpec } from './writer/writer-run.ts';
+export { resolveToolMap, batonToolDefinitions, WRITER_TOOLS, type ToolMap } from './writer/tool-map.ts';
+export { classifyModelError } from './writer/classify-error.ts';
+export { composeWriterTask, renderTaskTree, DEFAULT_SECTION_BUDGETS } from './writer/writer-prompt.ts';

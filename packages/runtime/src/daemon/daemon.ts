@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { TailPolicy } from '@baton/actors';
+import type { z } from 'zod';
+import type { EventLog } from '../event-log/event-log.ts';
+import { HostPool } from '../host/host-pool.ts';
+import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding } from '../protocol/codec.ts';
+import { parseRequest } from '../protocol/parse-request.ts';
+import { ProtocolError } from '../protocol/protocol-error.ts';
+import {
+  AppendRequestSchema,
+  CheckpointRequestSchema,
+  CloseRequestSchema,
+  OpenRequestSchema,
+  RuntimeStatusRequestSchema,
+  StatusRequestSchema,
+  TasksRequestSchema,
+} from '../protocol/requests.ts';
+import { OPEN_QUEUE_GROUP, subjects, type Subjects } from '../protocol/subjects.ts';
+import type { InboundMessage, Transport, TransportSubscription } from '../transport/transport.ts';
+import { SessionService } from './session-service.ts';
+
+export interface ModelEndpoint {
+  readonly baseURL: string;
+  readonly apiKey: string;
+  /** Overrides the session's model for writers. */
+  readonly writerModel?: string | null;
+  readonly timeoutMs?: number;
+  readonly maxRetries?: number;
+}
+
+export interface DaemonLogger {
+  (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
+}
+
+export interface DaemonOptions {
+  readonly transport: Transport;
+  readonly log: EventLog;
+  /** `<data>`: memory tree under `<data>/memory`, staging under `<data>/staging`. */
+  readonly dataDir: string;
+  readonly poolSize?: number;
+  readonly model: ModelEndpoint;
+  readonly prefix?: string;
+  readonly clock?: () => number;
+  readonly newId?: () => string;
+  readonly tail?: TailPolicy;
+  /** Largest request accepted; default the transport's max payload. */
+  readonly maxRequestBytes?: number;
+  readonly checkpointDisabled?: boolean;
+  readonly logger?: DaemonLogger;
+}
+
+type Handler = (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<Record<string, unknown>>;
+
+/**
+ * The Baton daemon: serves protocol v1 on a transport, hosts session and writer actors in a Piscina pool, and logs
+ * every input to the event log before any actor sees it.
+ */
+export class BatonDaemon {
+  readonly id: string;
+  readonly subjects: Subjects;
+  readonly #o: DaemonOptions;
+  readonly #pool: HostPool;
+  readonly #sessions: SessionService;
+  readonly #subs: TransportSubscription[] = [];
+  readonly #startedAt: number;
+  readonly #clock: () => number;
+  readonly #logger: DaemonLogger;
+  #inflight = 0;
+  #stopping = false;
+
+  private constructor(options: DaemonOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? Date.now;
+    this.#logger = options.logger ?? (() => {});
+    this.id = `baton-${randomUUID().slice(0, 8)}`;
+    this.subjects = subjects(options.prefix);
+    this.#startedAt = this.#clock();
+    const memoryRoot = join(options.dataDir, 'memory');
+    this.#pool = new HostPool({
+      size: options.poolSize ?? 2,
+      log: options.log,
+      host: {
+        dataDir: options.dataDir,
+        memoryRoot,
+        stagingRoot: join(options.dataDir, 'staging'),
+        model: {
+          baseURL: options.model.baseURL,
+          apiKey: options.model.apiKey,
+          writerModel: options.model.writerModel ?? null,
+          timeoutMs: options.model.timeoutMs ?? 120_000,
+          maxRetries: options.model.maxRetries ?? 2,
+        },
+      },
+      events: {
+        publish: (sessionId, event) => this.#publish(sessionId, null, event),
+        writerSettled: (msg) => {
+          this.#sessions.writerSettled(msg).catch((err: unknown) => this.#logger('error', 'writer settlement failed', { error: String(err), ...msg }));
+        },
+        log: (level, msg, data) => this.#logger(level, msg, data),
+      },
+    });
+    this.#sessions = new SessionService({
+      log: options.log,
+      pool: this.#pool,
+      memoryRoot,
+      clock: this.#clock,
+      newId: options.newId ?? (() => randomUUID()),
+      ...(options.tail !== undefined ? { tail: options.tail } : {}),
+      ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
+      publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
+    });
+  }
+
+  /** Starts the pool and subscribes every protocol v1 subject served today. */
+  static start(options: DaemonOptions): BatonDaemon {
+    const d = new BatonDaemon(options);
+    d.#subscribe();
+    return d;
+  }
+
+  #encodings = new Map<string, Encoding>();
+
+  #publish(sessionId: string, encoding: Encoding | null, event: Record<string, unknown>): void {
+    if (encoding !== null) this.#encodings.set(sessionId, encoding);
+    const enc = encoding ?? this.#encodings.get(sessionId) ?? 'msgpack';
+    const body = { ...event, session_id: sessionId, at: this.#clock() };
+    this.#logger('debug', 'event', body);
+    this.#o.transport.publish(this.subjects.events(sessionId), encodeReply(body, enc), contentTypeHeaders(enc));
+  }
+
+  #serve<S extends z.ZodType>(subject: string, schema: S, handler: (body: z.output<S>, sessionId: string | null, encoding: Encoding) => Promise<Record<string, unknown>>, queue: string | undefined, sessionIndex: number | null): void {
+    const run: Handler = (value, sid, enc) => handler(parseRequest(schema, value), sid, enc);
+    const sub = this.#o.transport.subscribe(
+      subject,
+      (msg) => {
+        void this.#handle(msg, run, sessionIndex);
+      },
+      queue !== undefined ? { queue } : {},
+    );
+    this.#subs.push(sub);
+  }
+
+  async #handle(msg: InboundMessage, handler: Handler, sessionIndex: number | null): Promise<void> {
+    let encoding: Encoding = 'msgpack';
+    this.#inflight++;
+    try {
+      const decoded = (() => {
+        const limit = this.#o.maxRequestBytes ?? this.#o.transport.maxPayload;
+        if (msg.data.byteLength > limit) {
+          // Still answer in the encoding the headers ask for.
+          encoding = encodingFromHeaders(msg.headers);
+          throw new ProtocolError('too_large', `request of ${msg.data.byteLength} bytes exceeds the limit of ${limit} bytes`);
+        }
+        return decodeRequest(msg.data, msg.headers);
+      })();
+      encoding = decoded.encoding;
+      if (this.#stopping) throw new ProtocolError('unavailable', 'the daemon is stopping');
+      const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
+      const body = await handler(decoded.value, sessionId, encoding);
+      msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));
+    } catch (err) {
+      const perr = ProtocolError.from(err);
+      if (perr.code === 'internal') this.#logger('error', 'request failed', { subject: msg.subject, error: perr.message });
+      try {
+        msg.respond(encodeReply(perr.toReply(), encoding), contentTypeHeaders(encoding));
+      } catch (replyErr) {
+        this.#logger('error', 'reply failed', { subject: msg.subject, error: String(replyErr) });
+      }
+    } finally {
+      this.#inflight--;
+    }
+  }
+
+  #subscribe(): void {
+    const s = this.subjects;
+    // `<prefix>.v1.session.<sid>.<verb>`: the session id is the 4th token counted from the prefix.
+    const sidIndex = s.prefix.split('.').length + 2;
+    const sid = (id: string | null): string => {
+      if (id === null) throw new ProtocolError('internal', 'missing session id');
+      return id;
+    };
+    this.#serve(s.open, OpenRequestSchema, (body, _sid, enc) => this.#sessions.open(body, enc).then((r) => {
+      this.#encodings.set(String(r['session_id']), enc);
+      return r;
+    }), OPEN_QUEUE_GROUP, null);
+    const session = (verb: string): string => `${s.prefix}.v1.session.*.${verb}`;
+    this.#serve(session('append'), AppendRequestSchema, (b, id) => this.#sessions.append(sid(id), b.messages), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(session('tasks'), TasksRequestSchema, (b, id) => this.#sessions.tasks(sid(id), b.tasks), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(session('checkpoint'), CheckpointRequestSchema, (_b, id) => this.#sessions.checkpoint(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(session('status'), StatusRequestSchema, (_b, id) => this.#sessions.status(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(session('close'), CloseRequestSchema, (_b, id) => this.#sessions.close(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, async () => this.runtimeStatus(), undefined, null);
+  }
+
+  runtimeStatus(): Record<string, unknown> {
+    const util = this.#pool.utilization;
+    return {
+      daemon_id: this.id,
+      uptime_ms: Math.max(0, this.#clock() - this.#startedAt),
+      sessions: this.#sessions.loadedCount,
+      writers: this.#sessions.writerCounts(),
+      pool: { threads: this.#pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
+      log: { streams: [...this.#o.log.streams()].length },
+    };
+  }
+
+  /** Stops serving, cancels running writers, waits for queued session work and closes the pool. */
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    for (const sub of this.#subs) sub.unsubscribe();
+    await this.#pool.close();
+    await this.#sessions.idle();
+  }
+}

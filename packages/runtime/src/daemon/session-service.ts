@@ -1,0 +1,345 @@
+import { stat, readFile } from 'node:fs/promises';
+import {
+  DEFAULT_TAIL_POLICY,
+  ThresholdError,
+  resolveThresholds,
+  usableWindow,
+  type Failure,
+  type SessionEffect,
+  type SessionInput,
+  type TailPolicy,
+  type WriterOutcome,
+  type WriterPerf,
+} from '@baton/actors';
+import { MEMORY_ID_PATTERN, memoryPaths } from '@baton/memory-store';
+import { countTokens } from 'gpt-tokenizer';
+import type { AppendInput, EventLog, StoredRecord } from '../event-log/event-log.ts';
+import type { HostPool } from '../host/host-pool.ts';
+import type { FoldReply, SessionSetup, SessionSummary } from '../host/worker-messages.ts';
+import type { Encoding } from '../protocol/codec.ts';
+import type { Message } from '../protocol/messages.ts';
+import { ProtocolError } from '../protocol/protocol-error.ts';
+import type { OpenRequest } from '../protocol/requests.ts';
+import { resolveToolMap } from '../writer/tool-map.ts';
+import { Mailbox } from './mailbox.ts';
+
+export function sessionStream(sessionId: string): string {
+  return `session/${sessionId}`;
+}
+
+interface LoadedSession {
+  readonly sessionId: string;
+  readonly projectId: string;
+  readonly encoding: Encoding;
+  readonly seenIds: Set<string>;
+  summary: SessionSummary;
+  commits: number;
+  lastOutcome: Record<string, unknown> | null;
+  readonly replies: Map<string, (body: Record<string, unknown>) => void>;
+}
+
+export interface SessionServiceOptions {
+  readonly log: EventLog;
+  readonly pool: HostPool;
+  readonly memoryRoot: string;
+  readonly clock: () => number;
+  readonly newId: () => string;
+  readonly tail?: TailPolicy;
+  /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
+  readonly checkpointDisabled?: boolean;
+  publish(sessionId: string, encoding: Encoding, event: Record<string, unknown>): void;
+}
+
+/**
+ * The sessions of one daemon on the main thread: logs every input before handing it to the session's actor in its
+ * worker, executes the resulting effects, and answers protocol requests. Transport-independent.
+ */
+export class SessionService {
+  readonly #o: SessionServiceOptions;
+  readonly #sessions = new Map<string, LoadedSession>();
+  readonly #mailbox = new Mailbox();
+
+  constructor(options: SessionServiceOptions) {
+    this.#o = options;
+  }
+
+  get loadedCount(): number {
+    return this.#sessions.size;
+  }
+
+  writerCounts(): { running: number; queued: number } {
+    let running = 0;
+    let queued = 0;
+    for (const s of this.#sessions.values()) {
+      if (s.summary.writer !== 'idle') running++;
+      if (s.summary.writer === 'running+pending') queued++;
+    }
+    return { running, queued };
+  }
+
+  #paths(projectId: string, sessionId: string) {
+    const p = memoryPaths(this.#o.memoryRoot, { projectId, sessionId });
+    return { root: p.root, checkpoint: p.checkpoint, memory: p.memory, notes: p.notes, tasks_dir: p.tasksDir };
+  }
+
+  async #append(sessionId: string, type: string, payload: unknown, msgId?: string): Promise<StoredRecord> {
+    const input: AppendInput = { type, at: this.#o.clock(), payload, ...(msgId !== undefined ? { msgId } : {}) };
+    const [res] = await this.#o.log.append(sessionStream(sessionId), [input]);
+    if (res === undefined) throw new Error('event log returned no result');
+    return { ...input, v: 1, stream: sessionStream(sessionId), seq: res.seq };
+  }
+
+  /** Folds a durable record in the session's actor and runs its effects. */
+  async #fold(session: LoadedSession, record: StoredRecord): Promise<FoldReply> {
+    const reply = await this.#o.pool.call<FoldReply>(session.sessionId, { kind: 'session.event', sessionId: session.sessionId, record });
+    session.summary = reply.summary;
+    for (const effect of reply.effects) this.#runEffect(session, effect);
+    // The decision is derived data (replay recomputes it); recorded so `replay --verify` can detect divergence.
+    void this.#o.log
+      .append(sessionStream(session.sessionId), [{ type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } }])
+      .catch(() => {});
+    return reply;
+  }
+
+  #runEffect(session: LoadedSession, effect: SessionEffect): void {
+    switch (effect.kind) {
+      case 'publish':
+        if (effect.event.type === 'writer.settled') {
+          session.lastOutcome = {
+            writer_id: effect.event.writer_id,
+            outcome: effect.event.outcome,
+            ...(effect.event.failure !== undefined ? { failure: { kind: effect.event.failure.kind, retryable: effect.event.failure.retryable } } : {}),
+            watermark: effect.event.watermark,
+            at: this.#o.clock(),
+          };
+          if (effect.event.outcome === 'success') session.commits++;
+        }
+        this.#o.publish(session.sessionId, session.encoding, { ...effect.event });
+        return;
+      case 'reply':
+        session.replies.get(effect.requestId)?.(effect.body);
+        session.replies.delete(effect.requestId);
+        return;
+      case 'writer.start':
+        // Started by the actor host that folded the event; nothing to do on the main thread.
+        return;
+    }
+  }
+
+  /** Loads a session from its log into a worker (after a restart or on first use). */
+  async #load(sessionId: string): Promise<LoadedSession> {
+    const existing = this.#sessions.get(sessionId);
+    if (existing !== undefined) return existing;
+    const records = [...this.#o.log.read(sessionStream(sessionId))];
+    const opened = records[0];
+    if (opened === undefined || opened.type !== 'session.opened') throw new ProtocolError('not_found', `unknown session ${sessionId}`);
+    const payload = opened.payload as { setup: SessionSetup; encoding: Encoding };
+    const session: LoadedSession = {
+      sessionId,
+      projectId: payload.setup.projectId,
+      encoding: payload.encoding,
+      seenIds: new Set(),
+      summary: undefined as unknown as SessionSummary,
+      commits: 0,
+      lastOutcome: null,
+      replies: new Map(),
+    };
+    for (const r of records) {
+      if (r.type === 'messages.appended') for (const m of (r.payload as { messages: Message[] }).messages) session.seenIds.add(m.id);
+      if (r.type === 'writer.settled' && (r.payload as { outcome?: string }).outcome === 'success') session.commits++;
+    }
+    const reply = await this.#o.pool.call<FoldReply>(sessionId, { kind: 'session.load', sessionId, setup: payload.setup, records: records.slice(1) });
+    session.summary = reply.summary;
+    this.#sessions.set(sessionId, session);
+    if (reply.summary.writerId !== null) {
+      // The writer that held the slot died with the previous process: settle it so the session can write again.
+      const record = await this.#append(sessionId, 'writer.settled', {
+        writerId: reply.summary.writerId,
+        outcome: 'cancelled',
+        failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
+        reason: 'daemon restarted',
+      });
+      await this.#fold(session, record);
+    }
+    return session;
+  }
+
+  #setupFor(req: OpenRequest, sessionId: string): SessionSetup {
+    if (!MEMORY_ID_PATTERN.test(req.project_id)) {
+      throw new ProtocolError('bad_request', 'invalid request: project_id must match [A-Za-z0-9_-]{1,128}', [{ path: 'project_id', message: 'must match [A-Za-z0-9_-]{1,128}' }]);
+    }
+    const usable = usableWindow({
+      contextWindow: req.model.context_window,
+      ...(req.model.max_output_tokens !== undefined ? { maxOutputTokens: req.model.max_output_tokens } : {}),
+      ...(req.model.input_limit !== undefined ? { inputLimit: req.model.input_limit } : {}),
+    });
+    let thresholds: number[];
+    try {
+      thresholds = resolveThresholds(usable, {
+        ...(req.checkpoint?.thresholds !== undefined ? { overrides: req.checkpoint.thresholds } : {}),
+        ...(req.checkpoint?.reserved !== undefined ? { reserved: req.checkpoint.reserved } : {}),
+      });
+    } catch (err) {
+      if (err instanceof ThresholdError) throw new ProtocolError('bad_request', `invalid request: ${err.message}`, [{ path: 'checkpoint.thresholds', message: err.message }]);
+      throw err;
+    }
+    const tools = resolveToolMap((req.writer_tools as SessionSetup["writerTools"] | undefined) ?? null, req.tools ?? null);
+    const forkWanted = req.checkpoint?.fork !== false;
+    const input: SessionInput = {
+      sessionId,
+      projectId: req.project_id,
+      usableWindow: usable,
+      thresholds,
+      checkpointEnabled: req.checkpoint?.enabled !== false && this.#o.checkpointDisabled !== true,
+      memoryWriteDisabled: req.memory?.disable_write === true,
+      fork: forkWanted && tools.forkPossible,
+      forkUnavailableReason: forkWanted ? tools.reason : null,
+      tail: { ...(this.#o.tail ?? DEFAULT_TAIL_POLICY) },
+    };
+    return {
+      input,
+      projectId: req.project_id,
+      model: req.model.id,
+      system: req.system ?? null,
+      tools: req.tools ?? null,
+      writerTools: (req.writer_tools as SessionSetup['writerTools'] | undefined) ?? null,
+    };
+  }
+
+  async open(req: OpenRequest, encoding: Encoding): Promise<Record<string, unknown>> {
+    const requested = req.session_id;
+    const sessionId = requested ?? this.#o.newId();
+    return await this.#mailbox.run(sessionId, async () => {
+      if (requested !== undefined && this.#o.log.lastSeq(sessionStream(sessionId)) > 0) {
+        const session = await this.#load(sessionId);
+        if (session.projectId !== req.project_id) {
+          throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
+        }
+        await this.#fold(session, await this.#append(sessionId, 'session.resumed', {}));
+        return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...(await this.#setupOf(sessionId)).input.thresholds], usable_window: session.summary.usableWindow };
+      }
+      const setup = this.#setupFor(req, sessionId);
+      await this.#append(sessionId, 'session.opened', { setup, encoding, request: req }, 'session.opened');
+      await this.#load(sessionId);
+      return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
+    });
+  }
+
+  async #setupOf(sessionId: string): Promise<SessionSetup> {
+    const [first] = [...this.#o.log.read(sessionStream(sessionId), { limit: 1 })];
+    return (first?.payload as { setup: SessionSetup }).setup;
+  }
+
+  #requireOpen(session: LoadedSession): void {
+    if (session.summary.closed) throw new ProtocolError('conflict', `session ${session.sessionId} is closed; open it again to resume`);
+  }
+
+  async append(sessionId: string, messages: readonly Message[]): Promise<Record<string, unknown>> {
+    return await this.#mailbox.run(sessionId, async () => {
+      const session = await this.#load(sessionId);
+      this.#requireOpen(session);
+      const accepted: Message[] = [];
+      const batch = new Set<string>();
+      for (const m of messages) {
+        if (session.seenIds.has(m.id) || batch.has(m.id)) continue;
+        batch.add(m.id);
+        accepted.push(m);
+      }
+      if (accepted.length > 0) {
+        const record = await this.#append(sessionId, 'messages.appended', { messages: accepted });
+        for (const id of batch) session.seenIds.add(id);
+        await this.#fold(session, record);
+      }
+      return { accepted: accepted.length, duplicates: messages.length - accepted.length, state: stateOf(session.summary) };
+    });
+  }
+
+  async tasks(sessionId: string, tasks: readonly unknown[]): Promise<Record<string, unknown>> {
+    return await this.#mailbox.run(sessionId, async () => {
+      const session = await this.#load(sessionId);
+      this.#requireOpen(session);
+      await this.#fold(session, await this.#append(sessionId, 'tasks.replaced', { tasks }));
+      return { count: tasks.length };
+    });
+  }
+
+  /** Runs a request whose answer is a `reply` effect, possibly of a later event (close waits for the writer). */
+  async #requestWithReply(sessionId: string, type: string): Promise<Record<string, unknown>> {
+    const answer = await this.#mailbox.run(sessionId, async () => {
+      const session = await this.#load(sessionId);
+      this.#requireOpen(session);
+      const requestId = this.#o.newId();
+      const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
+      await this.#fold(session, await this.#append(sessionId, type, { requestId }));
+      return replied;
+    });
+    return await answer;
+  }
+
+  checkpoint(sessionId: string): Promise<Record<string, unknown>> {
+    return this.#requestWithReply(sessionId, 'checkpoint.requested');
+  }
+
+  async close(sessionId: string): Promise<Record<string, unknown>> {
+    await this.#requestWithReply(sessionId, 'close.requested');
+    return {};
+  }
+
+  async status(sessionId: string): Promise<Record<string, unknown>> {
+    const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
+    const info = await this.#o.pool.call<{ writer: Record<string, unknown> | null }>(sessionId, { kind: 'session.status', sessionId });
+    const paths = this.#paths(session.projectId, sessionId);
+    const file = async (path: string, version: number | null) => {
+      const exists = await stat(path).then(() => true, () => false);
+      const tokens = exists ? countTokens(await readFile(path, 'utf8')) : 0;
+      return { exists, tokens, version: version ?? (exists ? 1 : 0) };
+    };
+    return {
+      state: stateOf(session.summary),
+      files: { checkpoint: await file(paths.checkpoint, session.commits), memory: await file(paths.memory, null), notes: await file(paths.notes, null) },
+      writer: info.writer,
+      last_outcome: session.lastOutcome,
+    };
+  }
+
+  /** A writer finished in a worker: its settlement enters the session like any other input. */
+  writerSettled(msg: { sessionId: string; writerId: string; outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): Promise<void> {
+    return this.#mailbox.run(msg.sessionId, async () => {
+      const session = await this.#load(msg.sessionId);
+      const rate = msg.perf.promptTokens > 0 ? msg.perf.cachedTokens / msg.perf.promptTokens : 0;
+      this.#o.publish(msg.sessionId, session.encoding, {
+        type: 'writer.cache_perf',
+        writer_id: msg.writerId,
+        status: msg.outcome === 'success' ? 'completed' : 'failed',
+        total_input_tokens: msg.perf.promptTokens,
+        cache_read_tokens: msg.perf.cachedTokens,
+        cache_write_tokens: Math.max(0, msg.perf.promptTokens - msg.perf.cachedTokens),
+        cache_hit_rate: rate,
+        num_llm_calls: msg.perf.calls,
+      });
+      const record = await this.#append(msg.sessionId, 'writer.settled', {
+        writerId: msg.writerId,
+        outcome: msg.outcome,
+        ...(msg.failure !== null ? { failure: msg.failure } : {}),
+        ...(msg.reason !== null ? { reason: msg.reason } : {}),
+      });
+      await this.#fold(session, record);
+    });
+  }
+
+  /** Waits for queued session work (used on shutdown). */
+  idle(): Promise<void> {
+    return this.#mailbox.idle();
+  }
+}
+
+export function stateOf(s: SessionSummary): Record<string, unknown> {
+  return {
+    tokens: s.tokens,
+    usable_window: s.usableWindow,
+    next_threshold: s.nextThreshold,
+    watermark: s.watermark,
+    writer: s.writer,
+    overflow: s.overflow,
+  };
+}

@@ -1,0 +1,125 @@
+import {
+  SessionEventSchema,
+  foldEvent,
+  foldStart,
+  isOverflow,
+  nextThreshold,
+  sessionMachine,
+  slotOf,
+  type SessionContext,
+  type SessionEffect,
+  type SessionEvent,
+  type WriterStartEffect,
+} from '@baton/actors';
+import type { SnapshotFrom } from 'xstate';
+import type { StoredRecord } from '../event-log/event-log.ts';
+import type { Message } from '../protocol/messages.ts';
+import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
+import type { WriterRun, WriterRunSpec } from '../writer/writer-run.ts';
+import { indexMessages } from './message-index.ts';
+import type { FoldReply, SessionSetup, SessionSummary } from './worker-messages.ts';
+
+/** Envelope fields Baton adds to agent messages; everything else is sent to the model as the agent sent it. */
+const ENVELOPE = new Set(['id', 'agent_id', 'finish_reason', 'usage', 'created_at']);
+
+/** The agent's message as it went to its provider (Baton's envelope fields removed, key order kept). */
+export function toProviderMessage(m: Message): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (!ENVELOPE.has(k)) out[k] = v;
+  return out;
+}
+
+/** Converts a session log record into the event the machine consumes (null for records that are not inputs). */
+export function sessionEventOf(record: StoredRecord): SessionEvent | null {
+  const payload = (record.payload ?? {}) as Record<string, unknown>;
+  switch (record.type) {
+    case 'messages.appended':
+      return { type: 'messages.appended', messages: indexMessages(payload['messages'] as Message[]) };
+    case 'session.resumed':
+    case 'tasks.replaced':
+    case 'checkpoint.requested':
+    case 'writer.settled':
+    case 'close.requested':
+      return SessionEventSchema.parse({ ...payload, type: record.type });
+    default:
+      return null;
+  }
+}
+
+export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): SessionSummary {
+  const ctx = snapshot.context;
+  const slot = slotOf(ctx);
+  return {
+    value: snapshot.value,
+    tokens: ctx.tokens,
+    usableWindow: ctx.input.usableWindow,
+    nextThreshold: nextThreshold(ctx),
+    watermark: ctx.watermark,
+    writer: slot === 'runningPending' ? 'running+pending' : slot,
+    writerId: ctx.writer?.writerId ?? null,
+    overflow: isOverflow(ctx),
+    closed: ctx.closed,
+    closing: ctx.closeRequestId !== null,
+  };
+}
+
+/** One session actor living in a worker: its machine snapshot plus the message bodies a writer forks from. */
+export class HostedSession {
+  readonly setup: SessionSetup;
+  readonly toolMap: ToolMap;
+  snapshot: SnapshotFrom<typeof sessionMachine>;
+  readonly messages: Message[] = [];
+  writer: WriterRun | null = null;
+  writerStartedAt: number | null = null;
+
+  constructor(setup: SessionSetup) {
+    this.setup = setup;
+    this.toolMap = resolveToolMap(setup.writerTools, setup.tools).map;
+    this.snapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, setup.input).snapshot;
+  }
+
+  get context(): SessionContext {
+    return this.snapshot.context;
+  }
+
+  /** Folds one logged record; returns the effects (empty for non-input records). */
+  fold(record: StoredRecord): FoldReply {
+    const event = sessionEventOf(record);
+    if (event === null) return { summary: summarize(this.snapshot), effects: [] };
+    if (record.type === 'messages.appended') this.messages.push(...((record.payload as { messages: Message[] }).messages));
+    const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, this.snapshot, event);
+    this.snapshot = step.snapshot;
+    return { summary: summarize(this.snapshot), effects: step.effects };
+  }
+
+  /** The request prefix and tools for a writer the session just started. */
+  writerSpec(effect: WriterStartEffect, writerModel: string | null): WriterRunSpec {
+    const main = this.messages.filter((m) => m.agent_id === undefined || m.agent_id === 'main');
+    const end = main.findIndex((m) => m.id === effect.boundary);
+    const from = effect.mode === 'delta' && effect.deltaFrom !== null ? Math.max(0, main.findIndex((m) => m.id === effect.deltaFrom)) : 0;
+    const slice = end >= 0 ? main.slice(from, end + 1) : [];
+    const system = this.setup.system;
+    const systemMessages =
+      effect.mode === 'fork' && system !== null
+        ? (typeof system === 'string' ? [system] : system).map((content) => ({ role: 'system', content }))
+        : [];
+    return {
+      input: {
+        writerId: effect.writerId,
+        sessionId: this.setup.input.sessionId,
+        mode: effect.mode,
+        boundary: effect.boundary,
+        maxReentries: 3,
+        maxContinuations: 2,
+      },
+      projectId: this.setup.projectId,
+      model: writerModel ?? this.setup.model,
+      trigger: effect.trigger,
+      watermark: effect.watermark,
+      prefix: [...systemMessages, ...slice.map(toProviderMessage)],
+      agentTools: this.setup.tools,
+      toolMap: effect.mode === 'fork' ? this.toolMap : null,
+      tasks: this.context.tasks,
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import type { Task } from '@baton/actors';
+import { loadPrompt, renderPrompt, type MemoryPaths } from '@baton/memory-store';
+
+/** Default checkpoint section budgets in tokens (SPEC §2.4; they sum to the 11 000 total). */
+export const DEFAULT_SECTION_BUDGETS: Readonly<Record<string, number>> = {
+  '§1': 400, '§2': 700, '§3': 600, '§4': 800, '§5': 1_500, '§6': 1_100, '§7': 1_500, '§8': 1_100, '§9': 700, '§10': 2_000, '§11': 600,
+};
+
+const ICONS: Readonly<Record<Task['status'], string>> = { open: '🔵', in_progress: '🔄', blocked: '🟡', done: '✅', abandoned: '❌' };
+
+/** Renders the parent session's task tree as indented lines (the same text the `task` tool returns). */
+export function renderTaskTree(tasks: readonly Task[]): string {
+  if (tasks.length === 0) return '(no tasks reported)';
+  const ids = new Set(tasks.map((t) => t.id));
+  const children = new Map<string | undefined, Task[]>();
+  for (const t of tasks) {
+    const parent = t.parent_id !== undefined && ids.has(t.parent_id) ? t.parent_id : undefined;
+    children.set(parent, [...(children.get(parent) ?? []), t]);
+  }
+  const lines: string[] = [];
+  const walk = (parent: string | undefined, depth: number): void => {
+    for (const t of children.get(parent) ?? []) {
+      lines.push(`${'  '.repeat(depth)}- ${ICONS[t.status]} ${t.id}: ${t.summary}${t.focus === true ? ' (focus)' : ''}`);
+      walk(t.id, depth + 1);
+    }
+  };
+  walk(undefined, 0);
+  return lines.join('\n');
+}
+
+function renderBudgets(): string {
+  const entries = Object.entries(DEFAULT_SECTION_BUDGETS).map(([k, v]) => `${k}: ${v}`);
+  const rows: string[] = [];
+  for (let i = 0; i < entries.length; i += 3) rows.push(`   ${entries.slice(i, i + 3).join('    ')}`);
+  return ['Section budgets (~tokens):', ...rows].join('\n');
+}
+
+/** The writer task message (SPEC §2.3): our prompt text with the four absolute paths and the inlined task tree. */
+export function composeWriterTask(options: {
+  readonly paths: MemoryPaths;
+  readonly tools: readonly string[];
+  readonly tasks: readonly Task[];
+  readonly boundary: string;
+  readonly watermark: string | null;
+}): string {
+  const { paths } = options;
+  const range =
+    `This checkpoint covers the conversation up to message ${options.boundary}` +
+    (options.watermark !== null ? ` (the previous one covered up to ${options.watermark}).` : '.') +
+    `\nPrevious checkpoint: ${paths.checkpoint}\nPrevious memory: ${paths.memory}\nRead both before writing.`;
+  return renderPrompt('writer-task', {
+    TOOLS: options.tools.join(', '),
+    CHECKPOINT_PATH: paths.checkpoint,
+    MEMORY_PATH: paths.memory,
+    TASK_MEM_DIR: paths.tasksDir,
+    NOTES_PATH: paths.notes,
+    SUBAGENT_PROGRESS: '',
+    NOTES_TEMPLATE: loadPrompt('notes-template'),
+    SECTION_BUDGETS: renderBudgets(),
+    TASK_TREE: renderTaskTree(options.tasks),
+    RANGE: range,
+  });
+}
+
+/** System prompt of a delta-mode writer, which does not fork the agent's prefix. */
+export const DELTA_SYSTEM_PROMPT =
+  'You are a checkpoint writer. You record a coding session into structured memory files using the file tools you are given.';

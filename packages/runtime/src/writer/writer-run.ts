@@ -1,0 +1,287 @@
+import { createHash } from 'node:crypto';
+import { copyFile, readFile } from 'node:fs/promises';
+import {
+  foldEvent,
+  foldStart,
+  writerMachine,
+  type Task,
+  type WriterEffect,
+  type WriterEvent,
+  type WriterInput,
+  type WriterPerf,
+  type Failure,
+  type WriterOutcome,
+} from '@baton/actors';
+import {
+  bootstrapMemory,
+  checkCheckpointStructure,
+  createWriterFiles,
+  loadPrompt,
+  memoryPaths,
+  renderPrompt,
+  type MemoryPaths,
+} from '@baton/memory-store';
+import type OpenAI from 'openai';
+import type { SnapshotFrom } from 'xstate';
+import type { AppendInput } from '../event-log/event-log.ts';
+import { classifyModelError } from './classify-error.ts';
+import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
+import { DELTA_SYSTEM_PROMPT, composeWriterTask } from './writer-prompt.ts';
+import { allowedToolNames, runWriterTool } from './writer-tools.ts';
+
+/** Everything a writer run needs, prepared by the session host when the session decides to start a writer. */
+export interface WriterRunSpec {
+  readonly input: WriterInput;
+  readonly projectId: string;
+  readonly model: string;
+  readonly trigger: string;
+  readonly watermark: string | null;
+  /** Request prefix: the agent's system messages + main-slice messages (OpenAI shape) up to the boundary. */
+  readonly prefix: readonly Record<string, unknown>[];
+  readonly agentTools: readonly unknown[] | null;
+  /** Null in delta mode. */
+  readonly toolMap: ToolMap | null;
+  readonly tasks: readonly Task[];
+}
+
+export interface WriterRunDeps {
+  readonly openai: OpenAI;
+  readonly memoryRoot: string;
+  readonly threadId: number;
+  readonly clock: () => number;
+  /** Appends to the log and resolves when durable (the main thread owns the log). */
+  appendLog(stream: string, records: readonly AppendInput[]): Promise<unknown>;
+  publish(event: Record<string, unknown>): void;
+  settled(result: { outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): void;
+}
+
+export function writerStream(writerId: string): string {
+  return `writer/${writerId}`;
+}
+
+/**
+ * Hosts one writer actor: logs every event it consumes before folding it, executes the resulting effects (model
+ * calls through the `openai` SDK, sandboxed tools, validation, commit) and feeds their results back as events.
+ */
+export class WriterRun {
+  readonly #spec: WriterRunSpec;
+  readonly #deps: WriterRunDeps;
+  readonly #abort = new AbortController();
+  readonly #transcript: Record<string, unknown>[] = [];
+  #paths: MemoryPaths | null = null;
+  #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
+  #queue: Promise<void> = Promise.resolve();
+  #settle: () => void = () => {};
+  readonly #settledPromise = new Promise<void>((resolve) => {
+    this.#settle = resolve;
+  });
+
+  constructor(spec: WriterRunSpec, deps: WriterRunDeps) {
+    this.#spec = spec;
+    this.#deps = deps;
+  }
+
+  get writerId(): string {
+    return this.#spec.input.writerId;
+  }
+
+  /** Current phase, call count and re-entries (for `status`). */
+  get progress(): { phase: string; calls: number; reentries: number } {
+    const c = this.#snapshot?.context;
+    if (c === undefined) return { phase: 'starting', calls: 0, reentries: 0 };
+    return { phase: c.phase, calls: c.calls, reentries: c.reentries };
+  }
+
+  /** Starts the run; resolves when the writer has settled. */
+  async run(): Promise<void> {
+    const { input } = this.#spec;
+    await this.#log('writer.started', {
+      input,
+      projectId: this.#spec.projectId,
+      model: this.#spec.model,
+      trigger: this.#spec.trigger,
+      watermark: this.#spec.watermark,
+      prefixMessages: this.#spec.prefix.length,
+    });
+    const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input);
+    this.#snapshot = start.snapshot;
+    await this.#execute(start.effects);
+    await this.#settledPromise;
+  }
+
+  /** Cancels the run: logged as an event like any other input; an in-flight model call is aborted. */
+  cancel(reason: string): Promise<void> {
+    this.#abort.abort();
+    return this.#consume({ type: 'writer.cancel', reason });
+  }
+
+  #log(type: string, payload: Record<string, unknown>): Promise<unknown> {
+    return this.#deps.appendLog(writerStream(this.writerId), [{ type, at: this.#deps.clock(), payload: { ...payload, thread: this.#deps.threadId } }]);
+  }
+
+  /** Logs, then folds, then executes: serialised so effect results are consumed in order. */
+  #consume(event: WriterEvent): Promise<void> {
+    const next = this.#queue.then(async () => {
+      if (this.#snapshot === null || this.#snapshot.status === 'done') return;
+      const { type, ...payload } = event;
+      await this.#log(type, payload);
+      const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, this.#snapshot, event);
+      this.#snapshot = step.snapshot;
+      await this.#execute(step.effects);
+    });
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  async #execute(effects: readonly WriterEffect[]): Promise<void> {
+    for (const effect of effects) {
+      const event = await this.#perform(effect);
+      if (event !== null) void this.#consume(event);
+    }
+  }
+
+  async #perform(effect: WriterEffect): Promise<WriterEvent | null> {
+    switch (effect.kind) {
+      case 'prepare':
+        return await this.#prepare();
+      case 'model.call':
+        return await this.#callModel(effect.nudge);
+      case 'tools.run': {
+        const ctx = { files: createWriterFiles(this.#requirePaths()), tasks: this.#spec.tasks, toolMap: this.#spec.toolMap };
+        const results = [];
+        for (const call of effect.calls) results.push(await runWriterTool(call, ctx));
+        for (const r of results) this.#transcript.push({ role: 'tool', tool_call_id: r.id, content: r.output });
+        return { type: 'tools.completed', results };
+      }
+      case 'validate':
+        return await this.#validate();
+      case 'commit':
+        return await this.#commit();
+      case 'quarantine': {
+        const paths = this.#requirePaths();
+        await copyFile(paths.checkpoint, paths.invalidCheckpoint).catch(() => {});
+        return null;
+      }
+      case 'reentered':
+        this.#deps.publish({ type: 'writer.reentered', writer_id: this.writerId, iteration: effect.iteration, kind: effect.reason });
+        return null;
+      case 'settle':
+        this.#deps.settled({ outcome: effect.outcome, failure: effect.failure, reason: effect.reason, perf: effect.perf });
+        this.#settle();
+        return null;
+    }
+  }
+
+  #requirePaths(): MemoryPaths {
+    if (this.#paths === null) throw new Error('writer used before prepare');
+    return this.#paths;
+  }
+
+  async #prepare(): Promise<WriterEvent> {
+    const spec = this.#spec;
+    const hasConversation = spec.prefix.some((m) => m['role'] !== 'system');
+    if (!hasConversation) {
+      // No fork prefix means nothing to record: never a success (fix of reference §10.5).
+      return { type: 'writer.prepare_failed', outcome: 'skipped', reason: 'no conversation prefix to fork' };
+    }
+    try {
+      this.#paths = memoryPaths(this.#deps.memoryRoot, { projectId: spec.projectId, sessionId: spec.input.sessionId });
+      await bootstrapMemory(this.#paths);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { type: 'writer.prepare_failed', outcome: 'failure', reason: message, failure: { kind: 'other', retryable: false, message } };
+    }
+    const task = composeWriterTask({
+      paths: this.#paths,
+      tools: allowedToolNames({ toolMap: spec.toolMap }),
+      tasks: spec.tasks,
+      boundary: spec.input.boundary,
+      watermark: spec.watermark,
+    });
+    if (spec.input.mode === 'delta') this.#transcript.push({ role: 'system', content: DELTA_SYSTEM_PROMPT });
+    this.#transcript.push(...spec.prefix, { role: 'user', content: task });
+    return { type: 'writer.prepared' };
+  }
+
+  #nudgeText(nudge: Extract<WriterEffect, { kind: 'model.call' }>['nudge']): string | null {
+    if (nudge === null) return null;
+    const paths = this.#requirePaths();
+    if (nudge.kind === 'continuation') {
+      return renderPrompt('writer-reminder', { CHECKPOINT_PATH: paths.checkpoint, MEMORY_PATH: paths.memory, NOTES_PATH: paths.notes });
+    }
+    if (nudge.kind === 'validation') {
+      return renderPrompt('validation-reflection', {
+        DETAILS: nudge.details.map((d) => `- ${d}`).join('\n'),
+        CHECKPOINT_PATH: paths.checkpoint,
+        MEMORY_PATH: paths.memory,
+      });
+    }
+    return renderPrompt('extraction-required', { FILES: nudge.details.join(', ') });
+  }
+
+  async #callModel(nudge: Extract<WriterEffect, { kind: 'model.call' }>['nudge']): Promise<WriterEvent> {
+    const text = this.#nudgeText(nudge);
+    if (text !== null) this.#transcript.push({ role: 'user', content: text });
+    const tools = this.#spec.input.mode === 'fork' ? (this.#spec.agentTools ?? []) : batonToolDefinitions();
+    try {
+      const res = await this.#deps.openai.chat.completions.create(
+        {
+          model: this.#spec.model,
+          messages: this.#transcript as never,
+          ...(tools.length > 0 ? { tools: tools as never } : {}),
+        },
+        { signal: this.#abort.signal },
+      );
+      const choice = res.choices[0];
+      const msg = choice?.message;
+      const toolCalls = (msg?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : []));
+      const reasoning = (msg as { reasoning_content?: unknown } | undefined)?.reasoning_content;
+      this.#transcript.push({
+        role: 'assistant',
+        content: msg?.content ?? null,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+      });
+      return {
+        type: 'model.replied',
+        content: msg?.content ?? null,
+        reasoning: typeof reasoning === 'string' ? reasoning : null,
+        toolCalls,
+        finishReason: choice?.finish_reason ?? null,
+        usage: {
+          prompt: res.usage?.prompt_tokens ?? 0,
+          completion: res.usage?.completion_tokens ?? 0,
+          cached: res.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+        },
+      };
+    } catch (err) {
+      const { failure, status } = classifyModelError(err);
+      return { type: 'model.failed', failure, status };
+    }
+  }
+
+  async #validate(): Promise<WriterEvent> {
+    const paths = this.#requirePaths();
+    const text = await readFile(paths.checkpoint, 'utf8').catch(() => '');
+    const errors: string[] = [];
+    if (text === '') errors.push(`${paths.checkpoint}: the file is missing or empty after the writer finished`);
+    else {
+      const check = checkCheckpointStructure(text, loadPrompt('checkpoint-template'));
+      for (const p of check.problems) errors.push(`${paths.checkpoint}: ${p}`);
+    }
+    return { type: 'validation.completed', errors, extract: [], warnings: [] };
+  }
+
+  async #commit(): Promise<WriterEvent> {
+    const paths = this.#requirePaths();
+    try {
+      const files = [];
+      for (const path of [paths.checkpoint, paths.memory, paths.notes]) {
+        const data = await readFile(path).catch(() => null);
+        if (data !== null) files.push({ path, hash: createHash('sha256').update(data).digest('hex') });
+      }
+      return { type: 'commit.completed', files };
+    } catch (err) {
+      return { type: 'commit.failed', message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+}
