@@ -11,11 +11,17 @@ export interface RenderInput {
   readonly short: boolean;
 }
 
-function blockQuote(text: string, maxChars: number, maxLines: number): string[] {
-  const cut = text.length > maxChars ? `${text.slice(0, maxChars).trimEnd()}…` : text;
+// The writer prompt's edge case: a request longer than 200 characters is quoted up to 200 characters plus "..."
+// and followed by a "(Paraphrased: …)" line (here simply the whole request, flattened and clipped).
+const QUOTE_CHARS = 200;
+
+function blockQuote(text: string, maxLines: number): string[] {
+  const truncated = text.length > QUOTE_CHARS;
+  const cut = truncated ? `${text.slice(0, QUOTE_CHARS).trimEnd()}...` : text;
   const lines = cut.split('\n').map((l) => l.trimEnd());
-  const kept = lines.length > maxLines ? [...lines.slice(0, maxLines), '…'] : lines;
-  return kept.map((l) => (l === '' ? '>' : `> ${l}`));
+  const kept = lines.length > maxLines ? [...lines.slice(0, maxLines), '...'] : lines;
+  const quoted = kept.map((l) => (l === '' ? '>' : `> ${l}`));
+  return truncated ? [...quoted, '', `(Paraphrased: ${clip(text, 400)})`] : quoted;
 }
 
 function bullets(items: readonly string[], max: number, placeholder: string): string[] {
@@ -30,7 +36,7 @@ function bodies(facts: ConversationFacts, input: RenderInput): string[][] {
   return [
     facts.userRequest === undefined
       ? ['(none yet)']
-      : blockQuote(facts.userRequest, input.short ? 200 : 600, input.short ? 4 : 12),
+      : blockQuote(facts.userRequest, input.short ? 4 : 12),
     facts.nextAction === undefined ? ['(none yet)'] : [`- ${facts.nextAction}`],
     bullets(facts.directives.map((d) => `"${d}"`), max, '(none)'),
     input.taskTree.length === 0 ? ['(none yet)'] : input.taskTree.slice(0, input.short ? 10 : 60),

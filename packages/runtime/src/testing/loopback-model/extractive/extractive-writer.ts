@@ -3,13 +3,11 @@ import type { RecordedRequest, ScriptStep, ToolCallSpec } from '../types.ts';
 import { renderCheckpoint } from './checkpoint-render.ts';
 import { DEFAULT_CHECKPOINT_TEMPLATE, parseCheckpointTemplate, stripLineNumbers } from './checkpoint-template.ts';
 import { clip, extractConversationFacts } from './conversation-facts.ts';
-import { findWriterTask, inlinedTaskTree, type WriterPaths } from './writer-task.ts';
+import { findWriterTask, inlinedTaskTree, isReflection, type WriterPaths } from './writer-task.ts';
 import { callArguments, pathOf, pickWriterTools, writesContent } from './writer-tools.ts';
 
 /** The completion signal of a writer turn (reference §6.3). */
 export const CHECKPOINT_COMPLETE = 'CHECKPOINT_COMPLETE';
-
-const REFLECTION = /validation|EXTRACTION REQUIRED|violat/i;
 
 /** What the writer has done so far in this run (the messages after its task). */
 interface WriterProgress {
@@ -27,7 +25,7 @@ function writerProgress(messages: readonly ChatMessage[], taskIndex: number, pat
   messages.forEach((message, i) => {
     if (i <= taskIndex) return;
     if (message.role === 'tool' && message.tool_call_id !== undefined) results.set(message.tool_call_id, contentText(message.content));
-    if (message.role === 'user' && REFLECTION.test(contentText(message.content))) lastReflection = i;
+    if (message.role === 'user' && isReflection(contentText(message.content))) lastReflection = i;
     if (message.role !== 'assistant') return;
     for (const call of message.tool_calls ?? []) {
       const args = parseToolArguments(call.function?.arguments);

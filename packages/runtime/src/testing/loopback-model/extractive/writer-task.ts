@@ -34,16 +34,31 @@ export function parseWriterPaths(text: string): WriterPaths | undefined {
   };
 }
 
-/** The last user message stating a `CHECKPOINT_PATH` (later user messages are reflections or reminders). */
+// Writer-run follow-ups that re-enter the writer after a write: the brief's "validation" wording, the
+// "EXTRACTION REQUIRED" reflection and Baton's structure reflection (prompts/validation-reflection.md).
+const REFLECTION = /validation|EXTRACTION REQUIRED|violat|do not have the structure|correct only the problems|over (?:their|its) (?:token )?budget/i;
+
+/** Whether a user message asks the writer to fix what it wrote (a validation or extraction reflection). */
+export function isReflection(text: string): boolean {
+  return REFLECTION.test(text);
+}
+
+/**
+ * The writer task of the current run: the earliest user message stating a `CHECKPOINT_PATH` in the trailing writer
+ * run. Reflections and reminders repeat the paths, so the search walks back from the end over assistant and tool
+ * messages and writer follow-ups, and stops at the first ordinary user message of the coding conversation.
+ */
 export function findWriterTask(messages: readonly ChatMessage[]): WriterTask | undefined {
+  let found: WriterTask | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if (message?.role !== 'user') continue;
     const text = contentText(message.content);
     const paths = parseWriterPaths(text);
-    if (paths !== undefined) return { index: i, text, paths };
+    if (paths !== undefined) found = { index: i, text, paths };
+    else if (found !== undefined && !isReflection(text)) break;
   }
-  return undefined;
+  return found;
 }
 
 const BULLET = /^\s*(?:[-*+]\s|\d+[.)]\s|[🔵🔄🟡✅❌])/u;
