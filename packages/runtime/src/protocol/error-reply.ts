@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/**
+ * Error codes of protocol v1. `bad_request`: schema violation (`details` lists the failing paths); `decode_error`:
+ * not valid MessagePack/JSON; `not_found`: unknown session; `conflict`; `too_large`: over the server's max payload;
+ * `unavailable`: the daemon is draining or stopping; `internal`: a bug or an unexpected failure.
+ */
+export const ERROR_CODES = [
+  'bad_request',
+  'decode_error',
+  'not_found',
+  'conflict',
+  'too_large',
+  'unavailable',
+  'internal',
+] as const;
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+/** One failing path of a `bad_request` (`path` joins keys and indexes with dots, `""` is the body itself). */
+export const IssueDetailSchema = z.object({ path: z.string(), message: z.string() });
+export type IssueDetail = z.infer<typeof IssueDetailSchema>;
+
+/** `{ ok: false, error: { code, message, details? } }`, the reply to any request that failed. */
+export const ErrorReplySchema = z.object({
+  ok: z.literal(false),
+  error: z.object({
+    code: ErrorCodeSchema,
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
+export type ErrorReply = z.infer<typeof ErrorReplySchema>;

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/** Session ids as PROTOCOL.md fixes them: they become one NATS subject token, so no dots, spaces or wildcards. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A session id (`[A-Za-z0-9_-]{1,128}`). */
+export const SessionIdSchema = z.string().regex(SESSION_ID_PATTERN, 'session id must match [A-Za-z0-9_-]{1,128}');
+
+/** A non-empty string (ids, names). */
+export const NonEmptyStringSchema = z.string().min(1);
+
+/** A safe integer ≥ 0 (token counts, durations, counters). */
+export const CountSchema = z.int().nonnegative();
+
+/** A safe integer ≥ 1 (window sizes, limits). */
+export const PositiveIntSchema = z.int().positive();
+
+/** Integer milliseconds since the epoch (every time on the wire). */
+export const EpochMsSchema = z.int().nonnegative();
+
+/** Any object, every key kept as sent (OpenAI content parts, tool calls, tool definitions). */
+export const OpenObjectSchema = z.looseObject({});
+
+/**
+ * Validates `value` with `schema` but returns the caller's own object, not zod's copy.
+ *
+ * Why: zod rebuilds objects with the schema's keys first, so a parsed message would come out with its keys
+ * reordered. Fork mode must hand the model exactly what the agent sent, so message objects are validated but never
+ * rebuilt. Only use this for schemas without transforms or defaults (the output then equals the input).
+ */
+export function verbatim<S extends z.ZodType>(schema: S): z.ZodType<z.output<S>, z.input<S>> {
+  return z.custom<z.output<S>>().check((ctx) => {
+    const result = schema.safeParse(ctx.value);
+    if (result.success) return;
+    for (const issue of result.error.issues) {
+      ctx.issues.push({ ...issue, input: issue.input ?? ctx.value } as (typeof ctx.issues)[number]);
+    }
+  }) as unknown as z.ZodType<z.output<S>, z.input<S>>;
+}

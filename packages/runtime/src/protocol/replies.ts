@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
+import { MessageSchema } from './messages.ts';
+
+/*
+ * Success replies of protocol v1. Every one carries `ok: true`; failures are `ErrorReply`. Reply objects are parsed
+ * tolerantly (unknown keys are dropped, not refused) so a client keeps working against a daemon that says more.
+ */
+
+const ok = z.literal(true);
+
+export const WriterSlotSchema = z.enum(['idle', 'running', 'running+pending']);
+export type WriterSlot = z.infer<typeof WriterSlotSchema>;
+
+/** The session's state as `append` and `status` report it. `overflow: true` means: call `rebuild` first. */
+export const SessionStateSchema = z.object({
+  tokens: CountSchema,
+  usable_window: CountSchema,
+  next_threshold: CountSchema.nullable(),
+  watermark: z.string().nullable(),
+  writer: WriterSlotSchema,
+  overflow: z.boolean(),
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
+
+/** Absolute paths of the session's memory files on the daemon's machine. */
+export const MemoryPathsSchema = z.object({
+  root: z.string(),
+  checkpoint: z.string(),
+  memory: z.string(),
+  notes: z.string(),
+  tasks_dir: z.string(),
+});
+export type MemoryPaths = z.infer<typeof MemoryPathsSchema>;
+
+export const OpenReplySchema = z.object({
+  ok,
+  session_id: SessionIdSchema,
+  resumed: z.boolean(),
+  memory: MemoryPathsSchema,
+  /** The threshold ladder in tokens, ascending. */
+  thresholds: z.array(CountSchema),
+  usable_window: CountSchema,
+});
+export type OpenReply = z.infer<typeof OpenReplySchema>;
+
+/** Sent once the accepted messages are durable. */
+export const AppendReplySchema = z.object({
+  ok,
+  accepted: CountSchema,
+  duplicates: CountSchema,
+  state: SessionStateSchema,
+});
+export type AppendReply = z.infer<typeof AppendReplySchema>;
+
+export const TasksReplySchema = z.object({ ok, count: CountSchema });
+export type TasksReply = z.infer<typeof TasksReplySchema>;
+
+export const CheckpointResultSchema = z.enum(['started', 'queued', 'skipped']);
+export type CheckpointResult = z.infer<typeof CheckpointResultSchema>;
+
+export const CheckpointReplySchema = z.object({
+  ok,
+  result: CheckpointResultSchema,
+  reason: z.string().optional(),
+});
+export type CheckpointReply = z.infer<typeof CheckpointReplySchema>;
+
+export const RebuildOutcomeSchema = z.enum(['rebuilt', 'compacted', 'insert-failed', 'checkpoint-off', 'memory-write-off']);
+export type RebuildOutcome = z.infer<typeof RebuildOutcomeSchema>;
+
+/** `context` is the agent's new conversation after its system prompt (boundary message, then the preserved tail). */
+export const RebuildReplySchema = z.object({
+  ok,
+  outcome: RebuildOutcomeSchema,
+  covered_up_to: z.string().nullable(),
+  context: z.array(MessageSchema),
+  status_text: z.string(),
+});
+export type RebuildReply = z.infer<typeof RebuildReplySchema>;
+
+/** A memory file as `status` reports it; `version` counts committed versions (0: never committed). */
+export const MemoryFileInfoSchema = z.object({
+  exists: z.boolean(),
+  tokens: CountSchema,
+  version: CountSchema,
+});
+export type MemoryFileInfo = z.infer<typeof MemoryFileInfoSchema>;
+
+export const WriterModeSchema = z.enum(['fork', 'delta']);
+export type WriterMode = z.infer<typeof WriterModeSchema>;
+
+/** The running writer, if any. */
+export const WriterInfoSchema = z.object({
+  id: NonEmptyStringSchema,
+  started_at: EpochMsSchema,
+  covers_up_to: z.string(),
+  mode: WriterModeSchema,
+  turn: CountSchema,
+  reentries: CountSchema,
+});
+export type WriterInfo = z.infer<typeof WriterInfoSchema>;
+
+export const WriterOutcomeSchema = z.enum(['success', 'failure', 'cancelled', 'skipped']);
+export type WriterOutcome = z.infer<typeof WriterOutcomeSchema>;
+
+export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other']);
+export type FailureKind = z.infer<typeof FailureKindSchema>;
+
+export const WriterFailureSchema = z.object({ kind: FailureKindSchema, retryable: z.boolean() });
+export type WriterFailure = z.infer<typeof WriterFailureSchema>;
+
+/** How the last writer settled (the same facts as its `writer.settled` event). */
+export const LastOutcomeSchema = z.object({
+  writer_id: NonEmptyStringSchema,
+  outcome: WriterOutcomeSchema,
+  failure: WriterFailureSchema.optional(),
+  watermark: z.string().nullable(),
+  at: EpochMsSchema,
+});
+export type LastOutcome = z.infer<typeof LastOutcomeSchema>;
+
+export const StatusReplySchema = z.object({
+  ok,
+  state: SessionStateSchema,
+  files: z.object({
+    checkpoint: MemoryFileInfoSchema,
+    memory: MemoryFileInfoSchema,
+    notes: MemoryFileInfoSchema,
+  }),
+  writer: WriterInfoSchema.nullable(),
+  last_outcome: LastOutcomeSchema.nullable(),
+});
+export type StatusReply = z.infer<typeof StatusReplySchema>;
+
+/** The session is closed; a running writer was drained first. */
+export const CloseReplySchema = z.object({ ok });
+export type CloseReply = z.infer<typeof CloseReplySchema>;
+
+/**
+ * `runtime.status`. `sessions`: open sessions; `writers.running` / `writers.queued`: writers running and requests
+ * waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: busy fraction in [0, 1] when the pool
+ * reports it; `log.streams` / `log.records`: event-log streams and records (records when cheaply known).
+ */
+export const RuntimeStatusReplySchema = z.object({
+  ok,
+  daemon_id: NonEmptyStringSchema,
+  uptime_ms: CountSchema,
+  sessions: CountSchema,
+  writers: z.object({ running: CountSchema, queued: CountSchema }),
+  pool: z.object({ threads: CountSchema, utilization: z.number().min(0).max(1).optional() }),
+  log: z.object({ streams: CountSchema, records: CountSchema.optional() }),
+});
+export type RuntimeStatusReply = z.infer<typeof RuntimeStatusReplySchema>;
+
+/**
+ * `runtime.drain`: the daemon stopped accepting work. `drained`: writers that settled within the timeout;
+ * `timed_out`: writers still running when it expired; `dropped`: queued writer requests dropped.
+ */
+export const RuntimeDrainReplySchema = z.object({
+  ok,
+  drained: CountSchema,
+  timed_out: CountSchema,
+  dropped: CountSchema,
+});
+export type RuntimeDrainReply = z.infer<typeof RuntimeDrainReplySchema>;

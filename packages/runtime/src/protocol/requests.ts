@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import {
+  CountSchema,
+  NonEmptyStringSchema,
+  OpenObjectSchema,
+  PositiveIntSchema,
+  SessionIdSchema,
+} from './fields.ts';
+import { MessageSchema } from './messages.ts';
+
+/*
+ * Request bodies of protocol v1 (PROTOCOL.md). Objects Baton defines are strict: an unknown key is a `bad_request`
+ * (it is almost always a typo such as `disable_writes`, and silently ignoring it would hide the mistake; the protocol
+ * only grows under a new version prefix). Objects that come from the agent's OpenAI world (messages, tool
+ * definitions, content parts) keep every field.
+ */
+
+/** Most messages one `append` may carry. */
+export const MAX_APPEND_MESSAGES = 1000;
+
+/** Baton's writer tools and their arguments, as `open.writer_tools` may map them onto the agent's own tools. */
+export const WRITER_TOOL_ARGS = {
+  read: ['path', 'offset', 'limit'],
+  write: ['path', 'content'],
+  edit: ['path', 'old_string', 'new_string', 'replace_all'],
+  apply_patch: ['patch'],
+  glob: ['pattern', 'path'],
+  grep: ['pattern', 'path', 'include'],
+  task: ['operation'],
+} as const;
+export type WriterToolName = keyof typeof WRITER_TOOL_ARGS;
+
+function toolMapping<const A extends readonly [string, ...string[]]>(args: A) {
+  return z
+    .strictObject({
+      /** The agent's tool name. */
+      name: NonEmptyStringSchema,
+      /** Baton argument name → the agent's argument name. */
+      args: z.partialRecord(z.enum(args), NonEmptyStringSchema).optional(),
+    })
+    .optional();
+}
+
+/** `open.writer_tools`: Baton tool → the agent's tool (and argument names), for fork mode. */
+export const WriterToolsSchema = z.strictObject({
+  read: toolMapping(WRITER_TOOL_ARGS.read),
+  write: toolMapping(WRITER_TOOL_ARGS.write),
+  edit: toolMapping(WRITER_TOOL_ARGS.edit),
+  apply_patch: toolMapping(WRITER_TOOL_ARGS.apply_patch),
+  glob: toolMapping(WRITER_TOOL_ARGS.glob),
+  grep: toolMapping(WRITER_TOOL_ARGS.grep),
+  task: toolMapping(WRITER_TOOL_ARGS.task),
+});
+export type WriterTools = z.infer<typeof WriterToolsSchema>;
+
+export const ModelInfoSchema = z.strictObject({
+  id: NonEmptyStringSchema,
+  context_window: PositiveIntSchema,
+  max_output_tokens: PositiveIntSchema.optional(),
+  input_limit: PositiveIntSchema.optional(),
+});
+export type ModelInfo = z.infer<typeof ModelInfoSchema>;
+
+export const CheckpointOptionsSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  fork: z.boolean().optional(),
+  /** Ladder override: `"20%"`, `"100K"`, `"1.5M"` or token counts; the daemon parses and clamps them. */
+  thresholds: z.array(z.union([NonEmptyStringSchema, PositiveIntSchema])).optional(),
+  reserved: CountSchema.optional(),
+});
+export type CheckpointOptions = z.infer<typeof CheckpointOptionsSchema>;
+
+/** `baton.v1.open`: open a new session (no `session_id`, or an unknown one) or resume a known one. */
+export const OpenRequestSchema = z.strictObject({
+  session_id: SessionIdSchema.optional(),
+  project_id: NonEmptyStringSchema,
+  agent: z.string().optional(),
+  model: ModelInfoSchema,
+  system: z.union([z.string(), z.array(z.string())]).optional(),
+  tools: z.array(OpenObjectSchema).optional(),
+  checkpoint: CheckpointOptionsSchema.optional(),
+  memory: z.strictObject({ disable_write: z.boolean().optional() }).optional(),
+  writer_tools: WriterToolsSchema.optional(),
+});
+export type OpenRequest = z.infer<typeof OpenRequestSchema>;
+
+/** `session.<sid>.append`: 1–1000 messages in conversation order. */
+export const AppendRequestSchema = z.strictObject({
+  messages: z.array(MessageSchema).min(1).max(MAX_APPEND_MESSAGES),
+});
+export type AppendRequest = z.infer<typeof AppendRequestSchema>;
+
+export const TaskStatusSchema = z.enum(['open', 'in_progress', 'blocked', 'done', 'abandoned']);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+export const TaskItemSchema = z.strictObject({
+  id: NonEmptyStringSchema,
+  parent_id: NonEmptyStringSchema.optional(),
+  status: TaskStatusSchema,
+  summary: z.string(),
+  focus: z.boolean().optional(),
+});
+export type TaskItem = z.infer<typeof TaskItemSchema>;
+
+/** `session.<sid>.tasks`: the full task tree, replacing the previous one (an empty list clears it). */
+export const TasksRequestSchema = z.strictObject({ tasks: z.array(TaskItemSchema) });
+export type TasksRequest = z.infer<typeof TasksRequestSchema>;
+
+/** A request without parameters: `checkpoint`, `status`, `close`, `runtime.status`. */
+export const EmptyRequestSchema = z.strictObject({});
+export type EmptyRequest = z.infer<typeof EmptyRequestSchema>;
+
+export const CheckpointRequestSchema = EmptyRequestSchema;
+export type CheckpointRequest = EmptyRequest;
+export const StatusRequestSchema = EmptyRequestSchema;
+export type StatusRequest = EmptyRequest;
+export const CloseRequestSchema = EmptyRequestSchema;
+export type CloseRequest = EmptyRequest;
+export const RuntimeStatusRequestSchema = EmptyRequestSchema;
+export type RuntimeStatusRequest = EmptyRequest;
+
+export const RebuildReasonSchema = z.enum(['overflow', 'manual']);
+export type RebuildReason = z.infer<typeof RebuildReasonSchema>;
+
+/** `session.<sid>.rebuild`: `wait_ms` bounds how long the daemon may wait for a writer before it rebuilds. */
+export const RebuildRequestSchema = z.strictObject({
+  reason: RebuildReasonSchema,
+  wait_ms: CountSchema.optional(),
+});
+export type RebuildRequest = z.infer<typeof RebuildRequestSchema>;
+
+/** `runtime.drain`: `timeout_ms` bounds the wait for running writers (daemon default 120 s). */
+export const RuntimeDrainRequestSchema = z.strictObject({ timeout_ms: CountSchema.optional() });
+export type RuntimeDrainRequest = z.infer<typeof RuntimeDrainRequestSchema>;
