@@ -11,6 +11,12 @@ export interface InboundMessage {
   readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: Headers;
+  /** The reply subject when the sender waits for an answer (a request), else absent. */
+  readonly reply?: string;
+  /**
+   * Answers a request. Throws a `TransportError` with code `too_large` when `data` plus headers exceed
+   * `maxPayload` (answer with a small error reply instead), or `closed` when the connection is closed.
+   */
   respond(data: Uint8Array, headers?: Headers): void;
 }
 
@@ -33,8 +39,12 @@ export interface Transport {
   readonly maxPayload: number;
   /** Subscribes a handler; with `queue`, only one member of the queue group receives each message. */
   subscribe(subject: string, handler: (msg: InboundMessage) => void, options?: { queue?: string }): TransportSubscription;
-  /** Request/reply; rejects with a `TransportError` (code `timeout` / `no_responders` / `closed`). */
+  /**
+   * Request/reply; rejects with a `TransportError` (code `timeout` / `no_responders` / `closed` / `too_large`).
+   * The default timeout is adapter-specific (both shipped adapters: 5 s).
+   */
   request(subject: string, data: Uint8Array, options?: RequestOptions): Promise<ReplyMessage>;
+  /** Publishes without waiting; throws a `TransportError` (`too_large` / `closed`). */
   publish(subject: string, data: Uint8Array, headers?: Headers): void;
   /** Resolves once everything published so far has reached the server (NATS flush). */
   flush(): Promise<void>;
