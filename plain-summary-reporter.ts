@@ -10,9 +10,10 @@ export default class PlainSummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const mod of modules) {
-      // A module that failed to load has no tests but must count as a failure.
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
-      for (const t of mod.children.allTests()) {
+      const tests = [...mod.children.allTests()];
+      // A module that failed to load, or whose hooks failed, must count as a failure even when no test ran.
+      if (mod.state() === 'failed' && !tests.some((t) => t.result().state === 'failed')) failed++;
+      for (const t of tests) {
         const state = t.result().state;
         if (state === 'passed') passed++;
         else if (state === 'failed') failed++;

@@ -13,3 +13,5 @@ export { WriterRun, writerStream, type WriterRunSpec } from './writer/writer-run
 export { resolveToolMap, batonToolDefinitions, WRITER_TOOLS, type ToolMap } from './writer/tool-map.ts';
 export { classifyModelError } from './writer/classify-error.ts';
 export { composeWriterTask, renderTaskTree, DEFAULT_SECTION_BUDGETS } from './writer/writer-prompt.ts';
+export * from './event-log/event-log.ts';
+export { LmdbEventLog, openLmdbEventLog, type LmdbEventLogOptions } from './event-log/lmdb-event-log.ts';

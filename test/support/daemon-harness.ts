@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatonClient, BatonDaemon, LmdbEventLog, NatsTransport, type DaemonOptions } from '@baton/runtime';
+import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { TEST_TAIL } from './conversation.ts';
+
+/** A real nats-server, a loopback model, an LMDB log in a temp dir and a daemon on its own connection. */
+export interface Harness {
+  readonly nats: NatsServerHandle;
+  readonly model: LoopbackModel;
+  readonly dataDir: string;
+  readonly log: LmdbEventLog;
+  readonly daemon: BatonDaemon;
+  readonly client: BatonClient;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(options: { poolSize?: number; mode?: 'extractive' | 'scripted'; daemon?: Partial<DaemonOptions> } = {}): Promise<Harness> {
+  const nats = await startNatsServer();
+  const model = await startLoopbackModel({ mode: options.mode ?? 'extractive' });
+  const dataDir = await mkdtemp(join(tmpdir(), 'baton-e2e-'));
+  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+  const daemonTransport = await NatsTransport.connect({ servers: nats.url });
+  const daemon = BatonDaemon.start({
+    transport: daemonTransport,
+    log,
+    dataDir,
+    poolSize: options.poolSize ?? 2,
+    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
+    tail: TEST_TAIL,
+    ...options.daemon,
+  });
+  const clientTransport = await NatsTransport.connect({ servers: nats.url });
+  const client = new BatonClient(clientTransport);
+  return {
+    nats,
+    model,
+    dataDir,
+    log,
+    daemon,
+    client,
+    async stop() {
+      await daemon.stop();
+      await clientTransport.close();
+      await daemonTransport.close();
+      await log.close();
+      await model.close();
+      await nats.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
