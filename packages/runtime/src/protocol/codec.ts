@@ -53,6 +53,7 @@ export function contentTypeHeaders(encoding: Encoding): Headers {
  * bytes are not one valid MessagePack value (including trailing bytes after it, the reserved byte 0xc1 and extension
  * types) or not valid UTF-8 JSON. The value is not validated further: pass it to `parseRequest`. (msgpackr renames a
  * map key `__proto__` to `__proto_` as a guard against prototype pollution; JSON keeps it as an own key.)
+ * Take the reply encoding from `encodingFromHeaders(headers)` first, so a `decode_error` is answered in it too.
  */
 export function decodeRequest(data: Uint8Array, headers: Headers | undefined): DecodedPayload {
   const encoding = encodingFromHeaders(headers);
