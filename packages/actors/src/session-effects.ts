@@ -3,7 +3,7 @@ import type { Failure, WriterOutcome } from './session-events.ts';
 /** Protocol events the session publishes (the runtime adds `session_id` and `at`). */
 export type PublishedEvent =
   | { type: 'threshold.crossed'; threshold: number; tokens: number }
-  | { type: 'writer.started'; writer_id: string; covers_up_to: string; mode: 'fork' | 'delta'; trigger: WriterTrigger; delta_reason?: string }
+  | { type: 'writer.started'; writer_id: string; covers_up_to: string; mode: 'fork' | 'delta'; trigger: WriterTrigger; reason?: string }
   | { type: 'writer.queued' }
   | { type: 'writer.settled'; writer_id: string; outcome: WriterOutcome; failure?: Failure; watermark: string | null }
   | { type: 'status'; text: string };

@@ -54,6 +54,8 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     reason: z.string().optional(),
   }),
   z.object({ type: z.literal('close.requested'), requestId: z.string() }),
+  /** The daemon stops taking work: a queued request is dropped and no new writer starts until the session resumes. */
+  z.object({ type: z.literal('drain.requested') }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 

@@ -34,6 +34,8 @@ export interface SessionContext {
   readonly tasks: readonly Task[];
   readonly closeRequestId: string | null;
   readonly closed: boolean;
+  /** Set by a drain: no new writer starts until the session is resumed. */
+  readonly draining: boolean;
 }
 
 export function initialSessionContext(input: SessionInput): SessionContext {
@@ -50,6 +52,7 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     tasks: [],
     closeRequestId: null,
     closed: false,
+    draining: false,
   };
 }
 
@@ -83,6 +86,7 @@ function request(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEf
   const { input } = ctx;
   if (!input.checkpointEnabled) return [ctx, { result: 'skipped', reason: 'checkpoint disabled' }];
   if (input.memoryWriteDisabled) return [ctx, { result: 'skipped', reason: 'memory.disable_write is true' }];
+  if (ctx.draining) return [ctx, { result: 'skipped', reason: 'the daemon is draining' }];
   if (ctx.writer !== null) {
     effects.push({ kind: 'publish', event: { type: 'writer.queued' } });
     return [{ ...ctx, pending: trigger }, { result: 'queued', reason: ctx.pending === null ? 'writer running' : 'replaced pending request' }];
@@ -109,7 +113,7 @@ function request(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEf
       covers_up_to: boundary.id,
       mode,
       trigger,
-      ...(input.forkUnavailableReason !== null && !input.fork ? { delta_reason: input.forkUnavailableReason } : {}),
+      ...(input.forkUnavailableReason !== null && !input.fork ? { reason: input.forkUnavailableReason } : {}),
     },
   });
   effects.push({ kind: 'publish', event: { type: 'status', text: 'Writing checkpoint…' } });
@@ -129,7 +133,7 @@ function append(ctx: SessionContext, event: Extract<SessionEvent, { type: 'messa
   for (const m of main) if (m.role === 'assistant' && m.finished && m.usageTotal !== null) tokens = m.usageTotal;
   let next: SessionContext = { ...ctx, index, tokens };
   // Rungs are only consumed when a writer could run now: disabled switches and a busy writer leave them armed.
-  const canFire = next.input.checkpointEnabled && !next.input.memoryWriteDisabled && next.writer === null;
+  const canFire = next.input.checkpointEnabled && !next.input.memoryWriteDisabled && !next.draining && next.writer === null;
   if (!canFire || tokens === ctx.tokens) return next;
   const fresh = next.input.thresholds.filter((t) => t <= tokens && !next.crossed.includes(t));
   if (fresh.length === 0) return next;
@@ -175,7 +179,7 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
   const effects: SessionEffect[] = [];
   switch (event.type) {
     case 'session.resumed':
-      return { context: { ...ctx, closed: false }, effects };
+      return { context: { ...ctx, closed: false, draining: false }, effects };
     case 'messages.appended':
       return { context: append(ctx, event, effects), effects };
     case 'tasks.replaced':
@@ -193,6 +197,8 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
       }
       return { context, effects };
     }
+    case 'drain.requested':
+      return { context: { ...ctx, pending: null, draining: true }, effects };
     case 'close.requested': {
       if (ctx.writer === null) {
         effects.push({ kind: 'reply', requestId: event.requestId, body: { closed: true } });

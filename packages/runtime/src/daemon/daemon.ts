@@ -18,6 +18,7 @@ import {
 } from '../protocol/requests.ts';
 import { OPEN_QUEUE_GROUP, subjects, type Subjects } from '../protocol/subjects.ts';
 import type { InboundMessage, Transport, TransportSubscription } from '../transport/transport.ts';
+import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
 import { SessionService } from './session-service.ts';
 
 export interface ModelEndpoint {
@@ -66,8 +67,8 @@ export class BatonDaemon {
   readonly #startedAt: number;
   readonly #clock: () => number;
   readonly #logger: DaemonLogger;
-  #inflight = 0;
   #stopping = false;
+  #stopped: Promise<{ drained: number; timedOut: number; dropped: number }> | null = null;
 
   private constructor(options: DaemonOptions) {
     this.#o = options;
@@ -142,19 +143,20 @@ export class BatonDaemon {
   }
 
   async #handle(msg: InboundMessage, handler: Handler, sessionIndex: number | null): Promise<void> {
-    let encoding: Encoding = 'msgpack';
-    this.#inflight++;
+    // The headers alone fix the reply's encoding, so a request that fails to decode (or is too large) is still
+    // answered in the encoding it asked for: a malformed JSON request gets a JSON error reply.
+    const encoding: Encoding = encodingFromHeaders(msg.headers);
     try {
-      const decoded = (() => {
-        const limit = this.#o.maxRequestBytes ?? this.#o.transport.maxPayload;
-        if (msg.data.byteLength > limit) {
-          // Still answer in the encoding the headers ask for.
-          encoding = encodingFromHeaders(msg.headers);
-          throw new ProtocolError('too_large', `request of ${msg.data.byteLength} bytes exceeds the limit of ${limit} bytes`);
-        }
-        return decodeRequest(msg.data, msg.headers);
-      })();
-      encoding = decoded.encoding;
+      const limit = this.#o.maxRequestBytes ?? this.#o.transport.maxPayload;
+      if (msg.data.byteLength > limit) {
+        throw new ProtocolError('too_large', `request of ${msg.data.byteLength} bytes exceeds the limit of ${limit} bytes`);
+      }
+      const decoded = decodeRequest(msg.data, msg.headers);
+      const tooDeep = findTooDeep(decoded.value);
+      if (tooDeep !== null) {
+        const message = `nested deeper than ${MAX_REQUEST_DEPTH} levels`;
+        throw new ProtocolError('bad_request', `invalid request: ${tooDeep}: ${message}`, [{ path: tooDeep, message }]);
+      }
       if (this.#stopping) throw new ProtocolError('unavailable', 'the daemon is stopping');
       const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
       const body = await handler(decoded.value, sessionId, encoding);
@@ -167,8 +169,6 @@ export class BatonDaemon {
       } catch (replyErr) {
         this.#logger('error', 'reply failed', { subject: msg.subject, error: String(replyErr) });
       }
-    } finally {
-      this.#inflight--;
     }
   }
 
@@ -205,12 +205,26 @@ export class BatonDaemon {
     };
   }
 
-  /** Stops serving, cancels running writers, waits for queued session work and closes the pool. */
-  async stop(): Promise<void> {
-    if (this.#stopping) return;
+  /**
+   * Stops serving: drops queued writer requests, waits up to `drainTimeoutMs` (default 0) for running writers, cancels
+   * the ones still running, waits for their settlements to be logged, and closes the pool. Safe to call twice.
+   */
+  async stop(options: { drainTimeoutMs?: number } = {}): Promise<{ drained: number; timedOut: number; dropped: number }> {
+    if (this.#stopped !== null) return await this.#stopped;
     this.#stopping = true;
     for (const sub of this.#subs) sub.unsubscribe();
-    await this.#pool.close();
-    await this.#sessions.idle();
+    this.#stopped = (async () => {
+      const running = this.#sessions.runningWriters().length;
+      const dropped = await this.#sessions.drainSessions();
+      await this.#sessions.waitWritersIdle(options.drainTimeoutMs ?? 0);
+      const stillRunning = this.#sessions.runningWriters();
+      for (const w of stillRunning) await this.#pool.cancelWriter(w.writerId, 'daemon stopping');
+      // Cancelled writers settle promptly; their settlements are logged before the pool goes away.
+      await this.#sessions.waitWritersIdle(5_000);
+      await this.#sessions.idle();
+      await this.#pool.close();
+      return { drained: running - stillRunning.length, timedOut: stillRunning.length, dropped };
+    })();
+    return await this.#stopped;
   }
 }

@@ -58,6 +58,7 @@ export class SessionService {
   readonly #o: SessionServiceOptions;
   readonly #sessions = new Map<string, LoadedSession>();
   readonly #mailbox = new Mailbox();
+  readonly #foldListeners = new Set<() => void>();
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -94,6 +95,7 @@ export class SessionService {
     const reply = await this.#o.pool.call<FoldReply>(session.sessionId, { kind: 'session.event', sessionId: session.sessionId, record });
     session.summary = reply.summary;
     for (const effect of reply.effects) this.#runEffect(session, effect);
+    for (const listener of this.#foldListeners) listener();
     // The decision is derived data (replay recomputes it); recorded so `replay --verify` can detect divergence.
     void this.#o.log
       .append(sessionStream(session.sessionId), [{ type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } }])
@@ -325,6 +327,47 @@ export class SessionService {
       });
       await this.#fold(session, record);
     });
+  }
+
+  /** Writers running now, by session. */
+  runningWriters(): { sessionId: string; writerId: string }[] {
+    const out: { sessionId: string; writerId: string }[] = [];
+    for (const s of this.#sessions.values()) if (s.summary.writerId !== null) out.push({ sessionId: s.sessionId, writerId: s.summary.writerId });
+    return out;
+  }
+
+  /** Resolves when no writer runs, or after `timeoutMs`; true when none runs. */
+  async waitWritersIdle(timeoutMs: number): Promise<boolean> {
+    if (this.runningWriters().length === 0) return true;
+    return await new Promise<boolean>((resolve) => {
+      const done = (value: boolean): void => {
+        clearTimeout(timer);
+        this.#foldListeners.delete(check);
+        resolve(value);
+      };
+      const check = (): void => {
+        if (this.runningWriters().length === 0) done(true);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.#foldListeners.add(check);
+    });
+  }
+
+  /**
+   * Drains every loaded session: queued writer requests are dropped (recorded by the `drain.requested` event) and no
+   * new writer starts. Returns how many requests were dropped.
+   */
+  async drainSessions(): Promise<number> {
+    let dropped = 0;
+    await Promise.all(
+      [...this.#sessions.values()].map((session) =>
+        this.#mailbox.run(session.sessionId, async () => {
+          if (session.summary.writer === 'running+pending') dropped++;
+          await this.#fold(session, await this.#append(session.sessionId, 'drain.requested', {}));
+        }),
+      ),
+    );
+    return dropped;
   }
 
   /** Waits for queued session work (used on shutdown). */

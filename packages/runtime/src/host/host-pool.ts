@@ -32,6 +32,7 @@ export class HostPool {
   readonly #log: EventLog;
   readonly #events: HostPoolEvents;
   #nextId = 1;
+  #closed = false;
 
   constructor(options: { size: number; host: HostOptions; log: EventLog; events: HostPoolEvents }) {
     this.#log = options.log;
@@ -90,6 +91,9 @@ export class HostPool {
   }
 
   #call<T>(host: Host, req: Request): Promise<T> {
+    if (this.#closed && req.kind !== 'shutdown') {
+      return Promise.reject(Object.assign(new Error('the actor pool is closed'), { code: 'unavailable' }));
+    }
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -121,9 +125,13 @@ export class HostPool {
     await Promise.all(this.#hosts.map((h) => this.#call(h, { kind: 'writer.cancel', writerId, reason }).catch(() => {})));
   }
 
-  /** Thread ids of the worker hosts (for status and tests). */
+  /** Shuts the hosts down (cancelling any writer still running) and closes the pool; later calls are refused. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await Promise.all(this.#hosts.map((h) => this.#call(h, { kind: 'shutdown' }).catch(() => {})));
+    for (const p of this.#pending.values()) p.reject(Object.assign(new Error('the actor pool closed'), { code: 'unavailable' }));
+    this.#pending.clear();
     await Promise.allSettled(this.#hosts.map((h) => h.task));
     await this.#pool.close();
   }

@@ -40,6 +40,7 @@ export function sessionEventOf(record: StoredRecord): SessionEvent | null {
     case 'checkpoint.requested':
     case 'writer.settled':
     case 'close.requested':
+    case 'drain.requested':
       return SessionEventSchema.parse({ ...payload, type: record.type });
     default:
       return null;
