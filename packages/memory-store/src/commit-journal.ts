@@ -1,0 +1,43 @@
+/** One file of a commit: its path relative to the memory root and the hash of the committed content. */
+export interface CommittedFile {
+  readonly rel: string;
+  readonly hash: string;
+}
+
+/** What a commit records. `writerId` is null for commits that restore an earlier version. */
+export interface CommitRecord {
+  readonly commitId: string;
+  readonly writerId: string | null;
+  readonly reason: 'writer' | 'restore';
+  readonly at: number;
+  readonly files: readonly CommittedFile[];
+}
+
+export type CommitEntryType = 'commit.prepared' | 'commit.applied';
+
+export interface CommitEntry {
+  readonly type: CommitEntryType;
+  readonly record: CommitRecord;
+}
+
+/**
+ * The durable journal a commit is recorded in (the runtime backs it with an event-log stream). `append` resolves only
+ * once the entry is durable; `entries` returns every entry in append order.
+ */
+export interface CommitJournal {
+  append(type: CommitEntryType, record: CommitRecord): Promise<void>;
+  entries(): Iterable<CommitEntry> | Promise<Iterable<CommitEntry>>;
+}
+
+/** An in-memory journal, for tests and tools that need no durability. */
+export class MemoryCommitJournal implements CommitJournal {
+  readonly #entries: CommitEntry[] = [];
+
+  async append(type: CommitEntryType, record: CommitRecord): Promise<void> {
+    this.#entries.push({ type, record });
+  }
+
+  entries(): Iterable<CommitEntry> {
+    return [...this.#entries];
+  }
+}
