@@ -15,4 +15,6 @@ export { classifyModelError } from './writer/classify-error.ts';
 export { composeWriterTask, renderTaskTree, DEFAULT_SECTION_BUDGETS } from './writer/writer-prompt.ts';
 export * from './event-log/event-log.ts';
 export { LmdbEventLog, openLmdbEventLog, type LmdbEventLogOptions } from './event-log/lmdb-event-log.ts';
+export * from './replay/index.ts';
 export { EventLogCommitJournal, COMMITS_STREAM } from './memory/event-log-commit-journal.ts';
+export { MemoryEventLog } from './event-log/memory-event-log.ts';

@@ -1,0 +1,173 @@
+import { foldEvent, foldStart, sessionMachine, type SessionEffect, type SessionEvent, type WriterStartEffect } from '@baton/actors';
+import type { SnapshotFrom } from 'xstate';
+import type { EventLog, StoredRecord } from '../event-log/event-log.ts';
+import { sessionEventOf, summarize } from '../host/session-host.ts';
+import type { SessionSummary } from '../host/worker-messages.ts';
+import { writerStream } from '../writer/writer-run.ts';
+import type { Divergence } from './divergence.ts';
+import { firstDifference } from './plain-diff.ts';
+import { refoldWriter, type WriterRefold } from './refold-writer.ts';
+import { readSessionRecords, sessionWriterIds, type SessionRecords } from './session-records.ts';
+
+/** Outcome of `verifySession`: counts of what was checked, and the first divergence (null when there is none). */
+export interface VerifyResult {
+  readonly sessionId: string;
+  /** Input records of the session stream folded through `sessionMachine`. */
+  readonly sessionEvents: number;
+  /** `decision` records compared with the recomputed decision. */
+  readonly decisions: number;
+  /** Writer streams re-folded and checked against the session's settlements. */
+  readonly writers: number;
+  readonly divergence: Divergence | null;
+}
+
+/** What the replay derived for one session input: the decision the daemon should have recorded for it. */
+interface Derived {
+  readonly state: SessionSummary;
+  readonly effects: readonly SessionEffect[];
+}
+
+interface SessionReplay {
+  readonly events: number;
+  readonly decisions: number;
+  readonly divergence: Divergence | null;
+  readonly starts: Map<string, WriterStartEffect>;
+  /** First `writer.settled` record per writer id. */
+  readonly settlements: Map<string, StoredRecord>;
+  /** Writer holding the slot after the last input. */
+  readonly runningWriter: string | null;
+}
+
+/**
+ * Determinism check of one session (SPEC §3). Re-folds the session stream through `sessionMachine` (input from
+ * `session.opened`, events via `sessionEventOf`) and compares every `decision` record with the recomputed
+ * `{ state, effects }`; a missing decision is not a divergence (decisions are derived and appended without waiting).
+ * Then re-folds every writer stream through `writerMachine` and checks its settle effect against the session's
+ * `writer.settled` record for that writer (a writer stream that never settled is consistent only with a `cancelled`
+ * settlement, or with a writer the session still considers running). Stops at the first divergence.
+ *
+ * Throws `ReplayError('not_found')` for an unknown session and `ReplayError('malformed')` for an unusable
+ * `session.opened`.
+ */
+export function verifySession(log: EventLog, sessionId: string): VerifyResult {
+  const session = readSessionRecords(log, sessionId);
+  const replay = replaySession(session);
+  const base = { sessionId, sessionEvents: replay.events, decisions: replay.decisions };
+  if (replay.divergence !== null) return { ...base, writers: 0, divergence: replay.divergence };
+  const ids = [...new Set([...replay.starts.keys(), ...sessionWriterIds(log, session)])];
+  let writers = 0;
+  for (const id of ids) {
+    const stream = writerStream(id);
+    const refold = refoldWriter(id, stream, [...log.read(stream)]);
+    const divergence = refold.divergence ?? checkWriter(session, replay, refold);
+    if (divergence !== null) return { ...base, writers, divergence };
+    writers++;
+  }
+  return { ...base, writers, divergence: null };
+}
+
+function replaySession(session: SessionRecords): SessionReplay {
+  let snapshot: SnapshotFrom<typeof sessionMachine> = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, session.setup.input).snapshot;
+  const derived = new Map<number, Derived>();
+  const starts = new Map<string, WriterStartEffect>();
+  const settlements = new Map<string, StoredRecord>();
+  let events = 0;
+  let decisions = 0;
+  const result = (divergence: Divergence | null): SessionReplay => ({
+    events,
+    decisions,
+    divergence,
+    starts,
+    settlements,
+    runningWriter: snapshot.context.writer?.writerId ?? null,
+  });
+  const diverge = (record: StoredRecord, reason: string, expected: unknown, actual: unknown): SessionReplay =>
+    result({ stream: session.stream, seq: record.seq, reason, path: firstDifference(expected, actual), expected, actual });
+
+  for (const record of session.records.slice(1)) {
+    if (record.type === 'decision') {
+      const payload = (record.payload ?? {}) as { for?: unknown; state?: unknown; effects?: unknown };
+      const actual = { state: payload.state, effects: payload.effects };
+      const expected = typeof payload.for === 'number' ? derived.get(payload.for) : undefined;
+      if (expected === undefined) {
+        return diverge(record, `decision for seq ${String(payload.for)}, which is not an input recorded before it`, null, payload);
+      }
+      if (firstDifference(expected, actual) !== null) {
+        return diverge(record, `decision for seq ${String(payload.for)} differs from the replayed one`, expected, actual);
+      }
+      decisions++;
+      continue;
+    }
+    let event: SessionEvent | null;
+    try {
+      event = sessionEventOf(record);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return diverge(record, `record ${record.type} is not a valid session event: ${message.split('\n')[0] ?? ''}`, 'a valid session event', record.payload);
+    }
+    if (event === null) continue;
+    const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, snapshot, event);
+    snapshot = step.snapshot;
+    events++;
+    derived.set(record.seq, { state: summarize(snapshot), effects: step.effects });
+    for (const effect of step.effects) if (effect.kind === 'writer.start') starts.set(effect.writerId, effect);
+    if (event.type === 'writer.settled' && !settlements.has(event.writerId)) settlements.set(event.writerId, record);
+  }
+  return result(null);
+}
+
+/** `{ outcome, failure?, reason? }` with null and absent treated alike. */
+function settlementOf(value: { outcome?: unknown; failure?: unknown; reason?: unknown }): Record<string, unknown> {
+  return {
+    outcome: value.outcome,
+    ...(value.failure != null ? { failure: value.failure } : {}),
+    ...(value.reason != null ? { reason: value.reason } : {}),
+  };
+}
+
+function checkWriter(session: SessionRecords, replay: SessionReplay, refold: WriterRefold): Divergence | null {
+  const { writerId, stream } = refold;
+  const start = replay.starts.get(writerId);
+  const settlement = replay.settlements.get(writerId);
+  const running = replay.runningWriter === writerId;
+  const at = (s: string, seq: number, reason: string, expected: unknown, actual: unknown): Divergence => ({
+    stream: s,
+    seq,
+    reason,
+    path: firstDifference(expected, actual),
+    expected,
+    actual,
+  });
+  if (start === undefined) {
+    return at(stream, 1, `writer ${writerId} has a stream but the replayed session never started it`, null, refold.input);
+  }
+  if (refold.input !== null) {
+    const expected = { writerId: start.writerId, sessionId: session.sessionId, mode: start.mode, boundary: start.boundary };
+    const { writerId: w, sessionId: s, mode, boundary } = refold.input;
+    const actual = { writerId: w, sessionId: s, mode, boundary };
+    if (firstDifference(expected, actual) !== null) {
+      return at(stream, 1, `writer ${writerId} started with another input than the session's writer.start effect`, expected, actual);
+    }
+  }
+  if (refold.settle !== null) {
+    const expected = settlementOf(refold.settle.effect);
+    if (settlement === undefined) {
+      if (running) return null; // settled in its stream; the session had not recorded it yet when the log ended
+      return at(stream, refold.settle.seq, `writer ${writerId} settled but the session recorded no writer.settled for it`, expected, null);
+    }
+    const actual = settlementOf(settlement.payload as Record<string, unknown>);
+    if (firstDifference(expected, actual) !== null) {
+      return at(session.stream, settlement.seq, `writer.settled of ${writerId} differs from the settlement replayed from ${stream}`, expected, actual);
+    }
+    return null;
+  }
+  if (settlement === undefined) {
+    if (running) return null; // still running when the log ended
+    return at(session.stream, session.records.at(-1)?.seq ?? 1, `writer ${writerId} never settled and the session recorded no settlement for it`, { outcome: 'cancelled' }, null);
+  }
+  const actual = settlementOf(settlement.payload as Record<string, unknown>);
+  if (actual['outcome'] !== 'cancelled') {
+    return at(session.stream, settlement.seq, `writer ${writerId} never settled in ${stream}, so only a cancelled settlement is consistent`, { outcome: 'cancelled' }, actual);
+  }
+  return null;
+}
