@@ -1,1 +1,6 @@
-export {};
+/** The `baton` CLI as a library: the entry `bin/baton.js` calls, and the commands it is made of. */
+export { main, buildProgram } from './main.ts';
+export { runDaemon, type DaemonCommandOptions } from './commands/daemon-command.ts';
+export { runDemo, DEMO_TAIL_POLICY, type DemoOptions } from './commands/demo-command.ts';
+export { runReplay, REPLAY_EXIT, type ReplayOptions } from './commands/replay-command.ts';
+export type { CliIo } from './cli-io.ts';

@@ -1,3 +1,116 @@
-export async function main(_argv: string[]): Promise<number> {
-  return 0;
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { processIo, type CliIo } from './cli-io.ts';
+import { runDaemon } from './commands/daemon-command.ts';
+import { runDemo } from './commands/demo-command.ts';
+import { runReplay } from './commands/replay-command.ts';
+import { LOG_LEVELS, type LogLevel } from './daemon/pino-daemon-logger.ts';
+
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+const DEFAULT_DATA_DIR = './.baton';
+const DEFAULT_POOL_SIZE = 2;
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer.');
+  return n;
+}
+
+function natsUrl(value: string): string {
+  try {
+    const url = new URL(value.includes('://') ? value : `nats://${value}`);
+    if (url.hostname === '') throw new Error('no host');
+  } catch {
+    throw new InvalidArgumentError('expected a NATS URL such as nats://127.0.0.1:4222.');
+  }
+  return value;
+}
+
+/** Builds the `baton` program; `setExit` receives each command's exit code. */
+export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: number) => void): Command {
+  const program = new Command('baton')
+    .description('Baton: checkpoints and memory for long-running coding agents, as a daemon on NATS.')
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+    .exitOverride();
+
+  // Defaults come from `env` (not commander's own `.env()`, which reads `process.env`), so callers can pass theirs.
+  const fromEnv = (name: string, fallback: string): string => {
+    const value = env[name];
+    return value !== undefined && value !== '' ? value : fallback;
+  };
+  const dataDirOption = (): Option =>
+    new Option('--data-dir <dir>', 'data directory (event log in <dir>/events, memory in <dir>/memory)').default(
+      fromEnv('BATON_DATA_DIR', DEFAULT_DATA_DIR),
+      `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`,
+    );
+
+  program
+    .command('daemon')
+    .description('run the daemon: serve protocol v1 on NATS until SIGTERM/SIGINT (model endpoint from OPENAI_BASE_URL / OPENAI_API_KEY)')
+    .addOption(
+      new Option('--nats <url>', 'NATS server URL').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrl),
+    )
+    .addOption(dataDirOption())
+    .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
+    .option('--writer-model <model>', "model id for writers (default: the session's model)")
+    .option('--prefix <prefix>', 'subject prefix (default: baton)')
+    .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
+    .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel }) => {
+      setExit(
+        await runDaemon(
+          {
+            nats: o.nats,
+            dataDir: o.dataDir,
+            poolSize: o.poolSize,
+            logLevel: o.logLevel,
+            ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
+            ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+          },
+          env,
+          io,
+        ),
+      );
+    });
+
+  program
+    .command('demo')
+    .description('replay a recorded coding session against an embedded daemon and the loopback model (nothing else needed)')
+    .addOption(dataDirOption())
+    .addOption(new Option('--pool-size <n>', 'worker threads').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
+    .action(async (o: { dataDir: string; poolSize: number }) => {
+      setExit(await runDemo({ dataDir: o.dataDir, poolSize: o.poolSize }, io));
+    });
+
+  program
+    .command('replay')
+    .description("print a session's timeline from the event log, or verify that re-folding it reproduces every decision")
+    .argument('<session>', 'session id')
+    .addOption(dataDirOption())
+    .option('--json', 'one JSON object per record (NDJSON); with --verify, the result as one JSON object')
+    .option('--verify', 're-fold the session and its writers and report the first divergence (exit 1) instead of printing the timeline')
+    .addHelpText('after', '\nExit codes: 0 ok, 1 divergence, 2 unknown session or no event log.')
+    .action(async (session: string, o: { dataDir: string; json?: boolean; verify?: boolean }) => {
+      setExit(await runReplay(session, { dataDir: o.dataDir, json: o.json === true, verify: o.verify === true }, io));
+    });
+
+  return program;
+}
+
+/**
+ * Runs the `baton` CLI with `process.argv`-shaped arguments and returns the exit code. Environment variables are read
+ * here (and only in this package).
+ */
+export async function main(argv: string[], io: CliIo = processIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(io, env, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    io.err(`baton: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
 }

@@ -1,0 +1,105 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BatonDaemon, LmdbEventLog, NatsTransport } from '@baton/runtime';
+import type { CliIo } from '../cli-io.ts';
+import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
+import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+
+export interface DaemonCommandOptions {
+  readonly nats: string;
+  readonly dataDir: string;
+  readonly poolSize: number;
+  readonly writerModel?: string;
+  readonly prefix?: string;
+  readonly logLevel: LogLevel;
+}
+
+const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+function message(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+}
+
+/** `received` resolves on the first SIGTERM/SIGINT; the handlers are removed then, or by `dispose()`. */
+function shutdownSignal(): { received: Promise<string>; dispose(): void } {
+  let on: (signal: string) => void = () => {};
+  const dispose = (): void => {
+    for (const s of SHUTDOWN_SIGNALS) process.off(s, on);
+  };
+  const received = new Promise<string>((resolveSignal) => {
+    on = (signal) => {
+      dispose();
+      resolveSignal(signal);
+    };
+  });
+  for (const s of SHUTDOWN_SIGNALS) process.on(s, on);
+  return { received, dispose };
+}
+
+/**
+ * `baton daemon`: connects to NATS, opens the LMDB log in `<data>/events`, serves protocol v1 until SIGTERM/SIGINT,
+ * then stops the daemon, closes the log and the connection and returns 0. Configuration errors return 1 with one
+ * line on stderr.
+ */
+export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  let model;
+  try {
+    model = modelEndpointFromEnv(env, options.writerModel);
+  } catch (err) {
+    if (err instanceof EnvError) {
+      io.err(`baton daemon: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+  const dataDir = resolve(options.dataDir);
+  const logger = createStderrLogger(options.logLevel);
+  // Subscribe before the first await that could be interrupted, so an early SIGTERM still shuts down cleanly.
+  const signal = shutdownSignal();
+  let transport: NatsTransport;
+  try {
+    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-daemon-${process.pid}` });
+  } catch (err) {
+    io.err(`baton daemon: cannot connect to NATS at ${options.nats}: ${message(err)}`);
+    signal.dispose();
+    return 1;
+  }
+  let log: LmdbEventLog;
+  try {
+    mkdirSync(join(dataDir, 'events'), { recursive: true });
+    log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+  } catch (err) {
+    io.err(`baton daemon: cannot open the event log in ${join(dataDir, 'events')}: ${message(err)}`);
+    await transport.close();
+    signal.dispose();
+    return 1;
+  }
+  let daemon: BatonDaemon;
+  try {
+    daemon = BatonDaemon.start({
+      transport,
+      log,
+      dataDir,
+      poolSize: options.poolSize,
+      model,
+      ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+      checkpointDisabled: checkpointDisabledFromEnv(env),
+      logger: daemonLoggerOf(logger),
+    });
+  } catch (err) {
+    io.err(`baton daemon: cannot start: ${message(err)}`);
+    await log.close();
+    await transport.close();
+    signal.dispose();
+    return 1;
+  }
+  logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix }, 'daemon started');
+  io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}`);
+  const received = await signal.received;
+  logger.info({ signal: received }, 'stopping');
+  await daemon.stop();
+  await log.close();
+  await transport.close();
+  logger.info('stopped');
+  return 0;
+}

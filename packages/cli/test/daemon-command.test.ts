@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatonClient, LmdbEventLog, NatsTransport, type SessionSetup } from '@baton/runtime';
+import { freePort, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/main.ts';
+import { captureIo } from './helpers/capture-io.ts';
+import { childEnv, completion, spawnBaton, waitForLine } from './helpers/run-baton.ts';
+
+/*
+ * Protects `baton daemon` as operators run it: a child process on a real nats-server that serves the protocol,
+ * announces readiness on stdout and shuts down cleanly on SIGTERM; bad configuration is refused with one clear line
+ * (checked through `main()` in-process: the same code, without a child's start-up time).
+ */
+
+async function daemon(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string[]; stderr: string[] }> {
+  const io = captureIo();
+  const code = await main(['node', 'baton', 'daemon', ...args], io, env);
+  return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+let nats: NatsServerHandle;
+let model: LoopbackModel;
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-daemon-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  model = await startLoopbackModel({ mode: 'extractive' });
+}, 30_000);
+
+afterAll(async () => {
+  await model?.close();
+  await nats?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('baton daemon', { timeout: 60_000 }, () => {
+  it('serves protocol v1 on NATS after its readiness line and exits 0 on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const child = spawnBaton(
+      ['daemon', '--nats', nats.url, '--data-dir', dataDir, '--pool-size', '1', '--prefix', 'clitest', '--log-level', 'warn'],
+      childEnv({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' }),
+    );
+    const done = completion(child);
+    try {
+      const ready = await waitForLine(child, /^baton daemon ready /);
+      expect(ready).toBe(`baton daemon ready nats=${nats.url} data=${dataDir} pool=1 pid=${child.pid}`);
+      const transport = await NatsTransport.connect({ servers: nats.url });
+      try {
+        const client = new BatonClient(transport, { prefix: 'clitest' });
+        const opened = await client.open({ project_id: 'cli-daemon', model: { id: 'gpt-4o', context_window: 100_000 } });
+        const appended = await client.append(opened.session_id, [{ id: 'm1', role: 'user', content: 'hello' }]);
+        expect(appended.accepted).toBe(1);
+        expect((await client.runtimeStatus()).sessions).toBe(1);
+      } finally {
+        await transport.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const run = await done;
+    expect(run.signal).toBeNull();
+    expect(run.code).toBe(0);
+  });
+
+  it('passes BATON_DISABLE_CHECKPOINT=1 to the daemon: sessions open with checkpoints disabled and start no writer', async () => {
+    const dataDir = tempDir();
+    const child = spawnBaton(
+      ['daemon', '--nats', nats.url, '--data-dir', dataDir, '--pool-size', '1', '--prefix', 'nockpt', '--log-level', 'silent'],
+      childEnv({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test', BATON_DISABLE_CHECKPOINT: '1' }),
+    );
+    const done = completion(child);
+    let sessionId = '';
+    try {
+      await waitForLine(child, /^baton daemon ready /);
+      const transport = await NatsTransport.connect({ servers: nats.url });
+      try {
+        const client = new BatonClient(transport, { prefix: 'nockpt' });
+        const opened = await client.open({ project_id: 'cli-daemon', model: { id: 'gpt-4o', context_window: 100_000 }, checkpoint: { thresholds: [1000] } });
+        sessionId = opened.session_id;
+        const appended = await client.append(sessionId, [
+          { id: 'm1', role: 'user', content: 'hello' },
+          { id: 'm2', role: 'assistant', content: 'hi', finish_reason: 'stop', usage: { prompt_tokens: 5000, completion_tokens: 10 } },
+        ]);
+        expect(appended.state.tokens).toBe(5010);
+        expect(appended.state.writer).toBe('idle');
+      } finally {
+        await transport.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await done).code).toBe(0);
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    try {
+      const [opened] = [...log.read(`session/${sessionId}`, { limit: 1 })];
+      expect((opened?.payload as { setup: SessionSetup }).setup.input.checkpointEnabled).toBe(false);
+      expect([...log.streams('writer/')]).toEqual([]);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('refuses a pool size that is not a positive integer', async () => {
+    const run = await daemon(['--pool-size', 'two', '--data-dir', tempDir()], { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' });
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).toEqual([]);
+    expect(run.stderr).toEqual([expect.stringMatching(/--pool-size .*'two' is invalid/)]);
+  });
+
+  it('names OPENAI_BASE_URL when it is missing', async () => {
+    const run = await daemon(['--nats', nats.url, '--data-dir', tempDir()], { OPENAI_API_KEY: 'test' });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toEqual([expect.stringContaining('OPENAI_BASE_URL is not set')]);
+    const noKey = await daemon(['--nats', nats.url, '--data-dir', tempDir()], { OPENAI_BASE_URL: model.baseURL });
+    expect(noKey.code).not.toBe(0);
+    expect(noKey.stderr).toEqual([expect.stringContaining('OPENAI_API_KEY is not set')]);
+  });
+
+  it('fails with one line when NATS is unreachable', async () => {
+    const url = `nats://127.0.0.1:${await freePort()}`;
+    const run = await daemon(['--nats', url, '--data-dir', tempDir()], { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toEqual([`baton daemon: cannot connect to NATS at ${url}: connection refused`]);
+    expect(process.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('takes the NATS URL from BATON_NATS_URL', async () => {
+    const url = `nats://127.0.0.1:${await freePort()}`;
+    const run = await daemon(['--data-dir', tempDir()], { BATON_NATS_URL: url, OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toEqual([expect.stringContaining(`cannot connect to NATS at ${url}`)]);
+  });
+});
