@@ -65,6 +65,8 @@ export const SessionInputSchema = z.object({
   projectId: z.string(),
   usableWindow: z.number().int().nonnegative(),
   thresholds: z.array(z.number().int().positive()),
+  /** `usable − reserved`: the highest a rung (or the recovery gate) may be. */
+  maxAllowed: z.number().int(),
   checkpointEnabled: z.boolean(),
   memoryWriteDisabled: z.boolean(),
   /** Fork mode requested and possible (a writing tool could be mapped). */

@@ -10,6 +10,9 @@ export interface RunningWriter {
   readonly boundary: string;
   readonly mode: 'fork' | 'delta';
   readonly trigger: WriterTrigger;
+  /** The rung that started this writer, when a threshold did; with the count it fired at. */
+  readonly rung: number | null;
+  readonly firedAt: number;
 }
 
 export interface LastOutcome {
@@ -36,6 +39,11 @@ export interface SessionContext {
   readonly closed: boolean;
   /** Set by a drain: no new writer starts until the session is resumed. */
   readonly draining: boolean;
+  /**
+   * Recovery gate (reference §3.6): after a transient failure of the final rung's writer, the count at which the final
+   * rung fires once more. Null when not armed.
+   */
+  readonly recoveryGate: number | null;
 }
 
 export function initialSessionContext(input: SessionInput): SessionContext {
@@ -53,6 +61,7 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     closeRequestId: null,
     closed: false,
     draining: false,
+    recoveryGate: null,
   };
 }
 
@@ -82,7 +91,7 @@ type RequestResult = { result: 'started' | 'queued' | 'skipped'; reason?: string
  * Tries to claim the writer slot for one request. The slot is claimed in the same step that decides to start
  * (reference §7.6-I fix), so two requests can never both start a writer.
  */
-function request(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEffect[]): [SessionContext, RequestResult] {
+function request(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEffect[], rung: number | null = null): [SessionContext, RequestResult] {
   const { input } = ctx;
   if (!input.checkpointEnabled) return [ctx, { result: 'skipped', reason: 'checkpoint disabled' }];
   if (input.memoryWriteDisabled) return [ctx, { result: 'skipped', reason: 'memory.disable_write is true' }];
@@ -118,7 +127,7 @@ function request(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEf
   });
   effects.push({ kind: 'publish', event: { type: 'status', text: 'Writing checkpoint…' } });
   return [
-    { ...ctx, writer: { writerId, boundary: boundary.id, mode, trigger }, writerSeq: ctx.writerSeq + 1 },
+    { ...ctx, writer: { writerId, boundary: boundary.id, mode, trigger, rung, firedAt: ctx.tokens }, writerSeq: ctx.writerSeq + 1 },
     { result: 'started' },
   ];
 }
@@ -134,14 +143,34 @@ function append(ctx: SessionContext, event: Extract<SessionEvent, { type: 'messa
   let next: SessionContext = { ...ctx, index, tokens };
   // Rungs are only consumed when a writer could run now: disabled switches and a busy writer leave them armed.
   const canFire = next.input.checkpointEnabled && !next.input.memoryWriteDisabled && !next.draining && next.writer === null;
-  if (!canFire || tokens === ctx.tokens) return next;
+  if (!canFire) return next;
   const fresh = next.input.thresholds.filter((t) => t <= tokens && !next.crossed.includes(t));
-  if (fresh.length === 0) return next;
+  const gate = next.recoveryGate;
+  if (fresh.length === 0) {
+    if (gate === null || tokens < gate) return next;
+    // The recovery gate re-fires the final rung exactly once.
+    const final = next.input.thresholds.at(-1) ?? gate;
+    next = { ...next, recoveryGate: null };
+    effects.push({ kind: 'publish', event: { type: 'threshold.crossed', threshold: final, tokens } });
+    [next] = request(next, 'threshold', effects, final);
+    return next;
+  }
   next = { ...next, crossed: [...next.crossed, ...fresh] };
   for (const t of fresh) effects.push({ kind: 'publish', event: { type: 'threshold.crossed', threshold: t, tokens } });
   // Several rungs at once: the first starts a writer, the rest collapse into one pending request.
-  for (let i = 0; i < Math.min(fresh.length, 2); i++) [next] = request(next, 'threshold', effects);
+  [next] = request(next, 'threshold', effects, fresh[0] ?? null);
+  if (fresh.length > 1) [next] = request(next, 'threshold', effects);
   return next;
+}
+
+/** Gate after a transient failure of the final rung's writer: one rung-step later, capped at `maxAllowed`. */
+function recoveryGateAfter(ctx: SessionContext, writer: RunningWriter, failure: Failure | undefined): number | null {
+  const rungs = ctx.input.thresholds;
+  const final = rungs.at(-1);
+  if (final === undefined || writer.rung !== final || failure?.kind !== 'transient' || !failure.retryable) return null;
+  const step = rungs.length > 1 ? final - (rungs.at(-2) ?? 0) : final;
+  const gate = Math.min(writer.firedAt + step, ctx.input.maxAllowed);
+  return gate > writer.firedAt ? gate : null;
 }
 
 function settle(ctx: SessionContext, event: Extract<SessionEvent, { type: 'writer.settled' }>, effects: SessionEffect[]): SessionContext {
@@ -165,7 +194,8 @@ function settle(ctx: SessionContext, event: Extract<SessionEvent, { type: 'write
       watermark,
     },
   });
-  let next: SessionContext = { ...ctx, watermark, lastOutcome, writer: null, pending: null };
+  const gate = event.outcome === 'failure' ? recoveryGateAfter(ctx, writer, event.failure) : null;
+  let next: SessionContext = { ...ctx, watermark, lastOutcome, writer: null, pending: null, recoveryGate: gate ?? ctx.recoveryGate };
   if (ctx.pending !== null && ctx.closeRequestId === null) {
     // The pending request is evaluated against the conversation as it is now.
     [next] = request(next, 'pending', effects);

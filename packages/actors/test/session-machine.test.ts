@@ -10,6 +10,7 @@ const input: SessionInput = {
   projectId: 'p1',
   usableWindow: 100_000,
   thresholds: [20_000, 40_000, 60_000, 80_000],
+  maxAllowed: 87_000,
   checkpointEnabled: true,
   memoryWriteDisabled: false,
   fork: true,
@@ -110,5 +111,59 @@ describe('session machine', () => {
     expect((s.snapshot.context as SessionContext).watermark).toBeNull();
     s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, s.snapshot, { type: 'session.resumed' });
     expect(s.snapshot.value).toEqual({ slot: 'idle', lifecycle: 'active' });
+  });
+});
+
+describe('recovery gate (scenario 8)', () => {
+  const gateInput: SessionInput = { ...input, thresholds: [20_000, 30_000], maxAllowed: 47_000 };
+  const fire = (tokens: number): SessionEvent => ({ type: 'messages.appended', messages: [user(), assistant(tokens)] });
+  const startOf = (effects: SessionEffect[]) => effects.find((e) => e.kind === 'writer.start');
+
+  it('re-fires the final rung once, one rung-step after a transient failure of its writer', () => {
+    let r = run([fire(21_000)], gateInput);
+    const w1 = startOf(r.effects[0]!);
+    if (w1?.kind !== 'writer.start') throw new Error('no writer');
+    const events: SessionEvent[] = [fire(21_000), { type: 'writer.settled', writerId: w1.writerId, outcome: 'success' }, fire(31_000)];
+    r = run(events, gateInput);
+    const w2 = startOf(r.effects[2]!);
+    if (w2?.kind !== 'writer.start') throw new Error('no final-rung writer');
+    const failed = [...events, { type: 'writer.settled', writerId: w2.writerId, outcome: 'failure', failure: { kind: 'transient', retryable: true } } as SessionEvent];
+    r = run([...failed, fire(31_000), fire(35_000), fire(40_999)], gateInput);
+    expect(r.ctx.recoveryGate).toBe(41_000);
+    expect(r.effects.slice(-3).flat().filter((e) => e.kind === 'writer.start')).toEqual([]);
+    r = run([...failed, fire(31_000), fire(40_999), fire(41_000), fire(45_000)], gateInput);
+    expect(r.effects.at(-2)!.filter((e) => e.kind === 'writer.start')).toHaveLength(1);
+    expect(r.effects.at(-1)!.filter((e) => e.kind === 'writer.start')).toHaveLength(0);
+    expect(r.ctx.recoveryGate).toBeNull();
+  });
+
+  it('arms nothing for a deterministic, cancelled or non-final failure, or when the gate would not exceed the firing count', () => {
+    const final = (failure: SessionEvent) => {
+      const first = run([fire(31_000)], gateInput); // crosses both rungs: the started writer is the 20 K one
+      return { first, failure };
+    };
+    const { first } = final({ type: 'session.resumed' });
+    const w = startOf(first.effects[0]!);
+    if (w?.kind !== 'writer.start') throw new Error('no writer');
+    const nonFinal = run([fire(31_000), { type: 'writer.settled', writerId: w.writerId, outcome: 'failure', failure: { kind: 'transient', retryable: true } }], gateInput);
+    expect(nonFinal.ctx.recoveryGate).toBeNull();
+    for (const failure of [{ kind: 'auth', retryable: false }, { kind: 'cancelled', retryable: false }] as const) {
+      const base = run([fire(21_000)], gateInput);
+      const a = startOf(base.effects[0]!);
+      if (a?.kind !== 'writer.start') throw new Error('no writer');
+      const evs: SessionEvent[] = [fire(21_000), { type: 'writer.settled', writerId: a.writerId, outcome: 'success' }, fire(31_000)];
+      const b = startOf(run(evs, gateInput).effects[2]!);
+      if (b?.kind !== 'writer.start') throw new Error('no writer');
+      const r = run([...evs, { type: 'writer.settled', writerId: b.writerId, outcome: 'failure', failure }], gateInput);
+      expect(r.ctx.recoveryGate).toBeNull();
+    }
+    // Fired at the cap: min(47 000 + 10 000, 47 000) does not exceed 47 000.
+    const capped = run([fire(21_000)], gateInput);
+    const c1 = startOf(capped.effects[0]!);
+    if (c1?.kind !== 'writer.start') throw new Error('no writer');
+    const evs: SessionEvent[] = [fire(21_000), { type: 'writer.settled', writerId: c1.writerId, outcome: 'success' }, fire(47_000)];
+    const c2 = startOf(run(evs, gateInput).effects[2]!);
+    if (c2?.kind !== 'writer.start') throw new Error('no writer');
+    expect(run([...evs, { type: 'writer.settled', writerId: c2.writerId, outcome: 'failure', failure: { kind: 'transient', retryable: true } }], gateInput).ctx.recoveryGate).toBeNull();
   });
 });

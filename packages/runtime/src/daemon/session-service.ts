@@ -1,5 +1,6 @@
 import { stat, readFile } from 'node:fs/promises';
 import {
+  CHECKPOINT_RESERVED,
   DEFAULT_TAIL_POLICY,
   ThresholdError,
   resolveThresholds,
@@ -192,6 +193,7 @@ export class SessionService {
       projectId: req.project_id,
       usableWindow: usable,
       thresholds,
+      maxAllowed: usable - (req.checkpoint?.reserved ?? CHECKPOINT_RESERVED),
       checkpointEnabled: req.checkpoint?.enabled !== false && this.#o.checkpointDisabled !== true,
       memoryWriteDisabled: req.memory?.disable_write === true,
       fork: forkWanted && tools.forkPossible,
