@@ -144,7 +144,7 @@ export async function runDemo(options: DemoOptions, io: CliIo): Promise<number> 
     } else {
       const section = sectionExcerpt(text, '§1', 6);
       io.out(`  ${section.heading ?? '§1'}:`);
-      for (const line of section.lines) io.out(`  │ ${line}`);
+      for (const line of section.lines) io.out(`  │ ${excerpt(line, 160)}`);
     }
     io.out(`Session id: ${sid}`);
     io.out('Replay it from the event log:');
