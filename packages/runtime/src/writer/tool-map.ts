@@ -35,30 +35,104 @@ export interface ResolvedToolMap {
 
 type Declared = Readonly<Record<string, { name: string; args?: Readonly<Record<string, string>> }>>;
 
+/** Names coding agents commonly give Baton's tools (compared case-insensitively, `-`/`_` ignored). */
+const NAME_HINTS: Readonly<Record<WriterToolName, readonly string[]>> = {
+  read: ['read', 'readfile', 'view', 'viewfile', 'cat', 'openfile'],
+  write: ['write', 'writefile', 'createfile', 'create', 'writetofile'],
+  edit: ['edit', 'editfile', 'strreplace', 'replaceinfile', 'strreplacebasededittool', 'replace'],
+  apply_patch: ['applypatch', 'patch'],
+  glob: ['glob', 'findfiles', 'listfiles'],
+  grep: ['grep', 'search', 'searchfiles', 'ripgrep', 'rg'],
+  task: [],
+};
+
+/** Argument names coding agents commonly use for Baton's arguments. */
+const ARG_HINTS: Readonly<Record<string, readonly string[]>> = {
+  path: ['path', 'file_path', 'filePath', 'filepath', 'filename', 'file', 'target_file', 'absolute_path'],
+  content: ['content', 'text', 'contents', 'file_text', 'data', 'body'],
+  old_string: ['old_string', 'oldString', 'old_text', 'old_str', 'search', 'find'],
+  new_string: ['new_string', 'newString', 'new_text', 'new_str', 'replacement', 'replace'],
+  replace_all: ['replace_all', 'replaceAll'],
+  offset: ['offset', 'start_line', 'line', 'from'],
+  limit: ['limit', 'num_lines', 'lines', 'max_lines'],
+  patch: ['patch', 'input', 'diff', 'patch_text'],
+  pattern: ['pattern', 'glob', 'query', 'regex'],
+  include: ['include', 'file_pattern', 'glob_pattern'],
+  operation: ['operation', 'op', 'action'],
+};
+
+/** Arguments a tool cannot work without. */
+const REQUIRED: Readonly<Record<WriterToolName, readonly string[]>> = {
+  read: ['path'],
+  write: ['path', 'content'],
+  edit: ['path', 'old_string', 'new_string'],
+  apply_patch: ['patch'],
+  glob: ['pattern'],
+  grep: ['pattern'],
+  task: ['operation'],
+};
+
+const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
+
+interface AgentTool {
+  readonly name: string;
+  readonly properties: readonly string[];
+}
+
+function agentToolsOf(tools: readonly unknown[] | null): AgentTool[] {
+  return (tools ?? []).flatMap((t) => {
+    const fn = (t as { function?: { name?: unknown; parameters?: { properties?: unknown } } }).function;
+    const name = fn?.name ?? (t as { name?: unknown }).name;
+    if (typeof name !== 'string') return [];
+    const props = fn?.parameters?.properties;
+    return [{ name, properties: props !== null && typeof props === 'object' ? Object.keys(props) : [] }];
+  });
+}
+
+/** Tries to bind one Baton tool onto an agent tool by its argument names; null when a required argument is missing. */
+function bindArgs(tool: WriterToolName, agent: AgentTool): Record<string, string> | null {
+  const args: Record<string, string> = {};
+  for (const batonArg of WRITER_TOOL_ARGS[tool]) {
+    const hit = (ARG_HINTS[batonArg] ?? [batonArg]).find((h) => agent.properties.includes(h) && args[h] === undefined);
+    if (hit !== undefined) args[hit] = batonArg;
+    else if (REQUIRED[tool].includes(batonArg)) return null;
+  }
+  return args;
+}
+
 /**
- * Builds the map from the agent's `writer_tools` declaration (PROTOCOL `open`). Declared agent tool names must exist
- * among the agent's tool definitions when those are given.
+ * Builds the map from the agent's `writer_tools` declaration (PROTOCOL `open`), then detects the Baton tools it did
+ * not declare from the agent's tool schemas (common names such as `read_file` / `Write` / `str_replace`, argument
+ * names such as `path` / `file_path` / `filePath`). Declared agent tool names must exist among the agent's tools.
  */
 export function resolveToolMap(declared: Declared | null, tools: readonly unknown[] | null): ResolvedToolMap {
-  if (declared === null) return { map: new Map(), forkPossible: false, reason: 'the agent declared no writer_tools' };
-  const agentNames = new Set(
-    (tools ?? []).flatMap((t) => {
-      const name = (t as { function?: { name?: unknown }; name?: unknown }).function?.name ?? (t as { name?: unknown }).name;
-      return typeof name === 'string' ? [name] : [];
-    }),
-  );
+  const agentTools = agentToolsOf(tools);
+  const agentNames = new Set(agentTools.map((t) => t.name));
   const map = new Map<string, ToolBinding>();
-  for (const [batonName, decl] of Object.entries(declared)) {
+  const bound = new Set<WriterToolName>();
+  for (const [batonName, decl] of Object.entries(declared ?? {})) {
     if (!(WRITER_TOOLS as readonly string[]).includes(batonName)) continue;
     if (tools !== null && !agentNames.has(decl.name)) continue;
     const args: Record<string, string> = {};
     for (const [batonArg, agentArg] of Object.entries(decl.args ?? {})) args[agentArg] = batonArg;
     map.set(decl.name, { tool: batonName as WriterToolName, args });
+    bound.add(batonName as WriterToolName);
+  }
+  for (const tool of WRITER_TOOLS) {
+    if (bound.has(tool)) continue;
+    for (const agent of agentTools) {
+      if (map.has(agent.name) || !NAME_HINTS[tool].includes(norm(agent.name))) continue;
+      const args = bindArgs(tool, agent);
+      if (args === null) continue;
+      map.set(agent.name, { tool, args });
+      bound.add(tool);
+      break;
+    }
   }
   const canWrite = [...map.values()].some((b) => b.tool === 'write' || b.tool === 'edit' || b.tool === 'apply_patch');
-  return canWrite
-    ? { map, forkPossible: true, reason: null }
-    : { map, forkPossible: false, reason: 'no writing tool (write, edit or apply_patch) maps onto the agent tools' };
+  if (canWrite) return { map, forkPossible: true, reason: null };
+  const why = declared === null ? 'the agent declared no writer_tools and' : 'with the declared writer_tools';
+  return { map, forkPossible: false, reason: `${why} no writing tool (write, edit or apply_patch) maps onto the agent's tools` };
 }
 
 /** Baton's own tool definitions, used in delta mode. */
