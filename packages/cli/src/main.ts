@@ -54,8 +54,9 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
     .option('--prefix <prefix>', 'subject prefix (default: baton)')
     .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
+    .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel }) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number }) => {
       setExit(
         await runDaemon(
           {
@@ -63,6 +64,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             dataDir: o.dataDir,
             poolSize: o.poolSize,
             logLevel: o.logLevel,
+            drainTimeoutMs: o.drainTimeout,
             ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           },

@@ -12,6 +12,8 @@ export interface DaemonCommandOptions {
   readonly writerModel?: string;
   readonly prefix?: string;
   readonly logLevel: LogLevel;
+  /** How long SIGTERM/SIGINT waits for running writers before cancelling them. */
+  readonly drainTimeoutMs: number;
 }
 
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -96,8 +98,9 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix }, 'daemon started');
   io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}`);
   const received = await signal.received;
-  logger.info({ signal: received }, 'stopping');
-  await daemon.stop();
+  logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
+  const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
+  logger.info(report, 'drained');
   await log.close();
   await transport.close();
   logger.info('stopped');

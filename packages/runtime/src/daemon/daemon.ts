@@ -12,6 +12,7 @@ import {
   CheckpointRequestSchema,
   CloseRequestSchema,
   OpenRequestSchema,
+  RuntimeDrainRequestSchema,
   RuntimeStatusRequestSchema,
   StatusRequestSchema,
   TasksRequestSchema,
@@ -67,8 +68,9 @@ export class BatonDaemon {
   readonly #startedAt: number;
   readonly #clock: () => number;
   readonly #logger: DaemonLogger;
-  #stopping = false;
-  #stopped: Promise<{ drained: number; timedOut: number; dropped: number }> | null = null;
+  #draining = false;
+  #drained: Promise<DrainReport> | null = null;
+  #stopped: Promise<DrainReport> | null = null;
 
   private constructor(options: DaemonOptions) {
     this.#o = options;
@@ -157,7 +159,9 @@ export class BatonDaemon {
         const message = `nested deeper than ${MAX_REQUEST_DEPTH} levels`;
         throw new ProtocolError('bad_request', `invalid request: ${tooDeep}: ${message}`, [{ path: tooDeep, message }]);
       }
-      if (this.#stopping) throw new ProtocolError('unavailable', 'the daemon is stopping');
+      if (this.#draining && msg.subject !== this.subjects.runtimeStatus && msg.subject !== this.subjects.runtimeDrain) {
+        throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
+      }
       const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
       const body = await handler(decoded.value, sessionId, encoding);
       msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));
@@ -191,6 +195,11 @@ export class BatonDaemon {
     this.#serve(session('status'), StatusRequestSchema, (_b, id) => this.#sessions.status(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(session('close'), CloseRequestSchema, (_b, id) => this.#sessions.close(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, async () => this.runtimeStatus(), undefined, null);
+    // Every daemon drains itself: no queue group.
+    this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, async (b) => {
+      const r = await this.drain(b.timeout_ms ?? DEFAULT_DRAIN_TIMEOUT_MS);
+      return { drained: r.drained, timed_out: r.timedOut, dropped: r.dropped };
+    }, undefined, null);
   }
 
   runtimeStatus(): Record<string, unknown> {
@@ -206,25 +215,52 @@ export class BatonDaemon {
   }
 
   /**
-   * Stops serving: drops queued writer requests, waits up to `drainTimeoutMs` (default 0) for running writers, cancels
-   * the ones still running, waits for their settlements to be logged, and closes the pool. Safe to call twice.
+   * Stops accepting work (requests other than `runtime.status` / `runtime.drain` get `unavailable`), drops queued
+   * writer requests (logged as `drain.requested` in each session) and waits up to `timeoutMs` (default 120 s) for the
+   * running writers, which are not cancelled. Later calls return the first drain's report.
    */
-  async stop(options: { drainTimeoutMs?: number } = {}): Promise<{ drained: number; timedOut: number; dropped: number }> {
-    if (this.#stopped !== null) return await this.#stopped;
-    this.#stopping = true;
-    for (const sub of this.#subs) sub.unsubscribe();
-    this.#stopped = (async () => {
+  drain(timeoutMs: number = DEFAULT_DRAIN_TIMEOUT_MS): Promise<DrainReport> {
+    this.#draining = true;
+    this.#drained ??= (async () => {
       const running = this.#sessions.runningWriters().length;
       const dropped = await this.#sessions.drainSessions();
-      await this.#sessions.waitWritersIdle(options.drainTimeoutMs ?? 0);
-      const stillRunning = this.#sessions.runningWriters();
-      for (const w of stillRunning) await this.#pool.cancelWriter(w.writerId, 'daemon stopping');
+      await this.#sessions.waitWritersIdle(timeoutMs);
+      const timedOut = this.#sessions.runningWriters().length;
+      this.#logger('info', 'drained', { drained: running - timedOut, timedOut, dropped });
+      return { drained: running - timedOut, timedOut, dropped };
+    })();
+    return this.#drained;
+  }
+
+  /**
+   * Drains (waiting up to `drainTimeoutMs`, default 0), cancels the writers still running, waits for their
+   * settlements to be logged, unsubscribes and closes the pool. Safe to call twice.
+   */
+  async stop(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
+    this.#stopped ??= (async () => {
+      const report = await this.drain(options.drainTimeoutMs ?? 0);
+      for (const w of this.#sessions.runningWriters()) await this.#pool.cancelWriter(w.writerId, 'daemon stopping');
       // Cancelled writers settle promptly; their settlements are logged before the pool goes away.
       await this.#sessions.waitWritersIdle(5_000);
+      for (const sub of this.#subs) sub.unsubscribe();
       await this.#sessions.idle();
       await this.#pool.close();
-      return { drained: running - stillRunning.length, timedOut: stillRunning.length, dropped };
+      return report;
     })();
     return await this.#stopped;
   }
+
+  /** The session service, for in-process callers (waits, tests). */
+  get sessions(): SessionService {
+    return this.#sessions;
+  }
 }
+
+/** What a drain reports: writers that settled in time, writers still running, queued requests dropped. */
+export interface DrainReport {
+  readonly drained: number;
+  readonly timedOut: number;
+  readonly dropped: number;
+}
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 120_000;

@@ -331,6 +331,34 @@ export class SessionService {
     });
   }
 
+  /**
+   * Waits for the writer running in `sessionId` at call time to settle (reference §2.5: a later pending writer is not
+   * awaited). `timeout` after `timeoutMs` (default 5 min) leaves the writer running; `no-writer` when none runs.
+   */
+  async waitForWriterSettlement(sessionId: string, timeoutMs = 300_000): Promise<{ outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure }> {
+    const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
+    const writerId = session.summary.writerId;
+    if (writerId === null) return { outcome: 'no-writer' };
+    const settled = (): { outcome: WriterOutcome; failure?: Failure } | null => {
+      const last = session.lastOutcome as { writer_id: string; outcome: WriterOutcome; failure?: Failure } | null;
+      return last !== null && last.writer_id === writerId ? { outcome: last.outcome, ...(last.failure !== undefined ? { failure: last.failure } : {}) } : null;
+    };
+    return await new Promise((resolve) => {
+      const done = (value: { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure }): void => {
+        clearTimeout(timer);
+        this.#foldListeners.delete(check);
+        resolve(value);
+      };
+      const check = (): void => {
+        const s = settled();
+        if (s !== null) done(s);
+      };
+      const timer = setTimeout(() => done({ outcome: 'timeout' }), timeoutMs);
+      this.#foldListeners.add(check);
+      check();
+    });
+  }
+
   /** Writers running now, by session. */
   runningWriters(): { sessionId: string; writerId: string }[] {
     const out: { sessionId: string; writerId: string }[] = [];
