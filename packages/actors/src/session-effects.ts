@@ -6,9 +6,12 @@ export type PublishedEvent =
   | { type: 'writer.started'; writer_id: string; covers_up_to: string; mode: 'fork' | 'delta'; trigger: WriterTrigger; reason?: string }
   | { type: 'writer.queued' }
   | { type: 'writer.settled'; writer_id: string; outcome: WriterOutcome; failure?: Failure; watermark: string | null }
-  | { type: 'status'; text: string };
+  | { type: 'status'; text: string }
+  | { type: 'rebuild.completed'; outcome: RebuildOutcome; covered_up_to: string | null };
 
-export type WriterTrigger = 'threshold' | 'manual' | 'pending';
+export type WriterTrigger = 'threshold' | 'manual' | 'pending' | 'rebuild';
+
+export type RebuildOutcome = 'rebuilt' | 'compacted' | 'insert-failed' | 'checkpoint-off' | 'memory-write-off';
 
 /** A writer the session decided to start: the slot is already claimed in the same transition. */
 export interface WriterStartEffect {
@@ -27,4 +30,19 @@ export interface WriterStartEffect {
 export type SessionEffect =
   | { readonly kind: 'publish'; readonly event: PublishedEvent }
   | WriterStartEffect
-  | { readonly kind: 'reply'; readonly requestId: string; readonly body: Record<string, unknown> };
+  | { readonly kind: 'reply'; readonly requestId: string; readonly body: Record<string, unknown> }
+  | { readonly kind: 'timer.start'; readonly timerId: string; readonly ms: number }
+  | { readonly kind: 'timer.cancel'; readonly timerId: string }
+  /** Render the boundary message from the memory files and cut the tail after the watermark. */
+  | { readonly kind: 'rebuild.render'; readonly requestId: string; readonly watermark: string }
+  /** Summarise the conversation up to `boundary` (null: all of it) with one model call, or extractively. */
+  | { readonly kind: 'rebuild.compact'; readonly requestId: string; readonly boundary: string | null }
+  /** Answer the rebuild request; `withContext`: attach the session's new context (boundary message + tail). */
+  | {
+      readonly kind: 'rebuild.reply';
+      readonly requestId: string;
+      readonly outcome: RebuildOutcome;
+      readonly coveredUpTo: string | null;
+      readonly statusText: string;
+      readonly withContext: boolean;
+    };

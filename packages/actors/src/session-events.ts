@@ -56,6 +56,32 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('close.requested'), requestId: z.string() }),
   /** The daemon stops taking work: a queued request is dropped and no new writer starts until the session resumes. */
   z.object({ type: z.literal('drain.requested') }),
+  z.object({
+    type: z.literal('rebuild.requested'),
+    requestId: z.string(),
+    reason: z.enum(['overflow', 'manual']),
+    /** How long a writer may be awaited when no usable checkpoint exists. */
+    waitMs: z.number().int().nonnegative(),
+    /** checkpoint.md exists on disk (observed by the runtime when the request arrived). */
+    checkpointExists: z.boolean(),
+  }),
+  z.object({ type: z.literal('timer.fired'), timerId: z.string() }),
+  z.object({
+    type: z.literal('rebuild.rendered'),
+    requestId: z.string(),
+    ok: z.boolean(),
+    reason: z.string().optional(),
+    /** The boundary message Baton inserted, and the ids of the preserved tail that follows it. */
+    boundary: MessageIndexEntrySchema.optional(),
+    tailIds: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal('rebuild.compacted'),
+    requestId: z.string(),
+    source: z.enum(['model', 'extractive']),
+    boundary: MessageIndexEntrySchema,
+    tailIds: z.array(z.string()),
+  }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
 

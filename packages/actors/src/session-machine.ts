@@ -1,7 +1,8 @@
 import { enqueueActions, setup } from 'xstate';
 import type { SessionEffect } from './session-effects.ts';
 import type { SessionEvent, SessionInput } from './session-events.ts';
-import { initialSessionContext, planSessionEvent, type SessionContext } from './session-plan.ts';
+import { initialSessionContext, type SessionContext } from './session-context.ts';
+import { planSessionEvent } from './session-plan.ts';
 
 /**
  * The session actor. Two regions mirror the context: `slot` (idle / running / runningPending) and `lifecycle`

@@ -3,7 +3,7 @@ import { foldEvent, foldStart } from '../src/fold.ts';
 import type { SessionEffect } from '../src/session-effects.ts';
 import type { IndexedMessage, SessionEvent, SessionInput } from '../src/session-events.ts';
 import { sessionMachine } from '../src/session-machine.ts';
-import type { SessionContext } from '../src/session-plan.ts';
+import type { SessionContext } from '../src/session-context.ts';
 
 const input: SessionInput = {
   sessionId: 's1',

@@ -12,6 +12,7 @@ import {
   CheckpointRequestSchema,
   CloseRequestSchema,
   OpenRequestSchema,
+  RebuildRequestSchema,
   RuntimeDrainRequestSchema,
   RuntimeStatusRequestSchema,
   StatusRequestSchema,
@@ -97,6 +98,9 @@ export class BatonDaemon {
       },
       events: {
         publish: (sessionId, event) => this.#publish(sessionId, null, event),
+        sessionInput: (sessionId, type, payload) => {
+          this.#sessions.input(sessionId, type, payload).catch((err: unknown) => this.#logger('error', 'session input failed', { sessionId, type, error: String(err) }));
+        },
         writerSettled: (msg) => {
           this.#sessions.writerSettled(msg).catch((err: unknown) => this.#logger('error', 'writer settlement failed', { error: String(err), ...msg }));
         },
@@ -192,6 +196,7 @@ export class BatonDaemon {
     this.#serve(session('append'), AppendRequestSchema, (b, id) => this.#sessions.append(sid(id), b.messages), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(session('tasks'), TasksRequestSchema, (b, id) => this.#sessions.tasks(sid(id), b.tasks), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(session('checkpoint'), CheckpointRequestSchema, (_b, id) => this.#sessions.checkpoint(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
+    this.#serve(session('rebuild'), RebuildRequestSchema, (b, id) => this.#sessions.rebuild(sid(id), b.reason, b.wait_ms), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(session('status'), StatusRequestSchema, (_b, id) => this.#sessions.status(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(session('close'), CloseRequestSchema, (_b, id) => this.#sessions.close(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
     this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, async () => this.runtimeStatus(), undefined, null);
@@ -243,6 +248,7 @@ export class BatonDaemon {
       // Cancelled writers settle promptly; their settlements are logged before the pool goes away.
       await this.#sessions.waitWritersIdle(5_000);
       for (const sub of this.#subs) sub.unsubscribe();
+      this.#sessions.clearTimers();
       await this.#sessions.idle();
       await this.#pool.close();
       return report;

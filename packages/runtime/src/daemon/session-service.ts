@@ -1,5 +1,7 @@
 import { stat, readFile } from 'node:fs/promises';
 import {
+  AUTO_WRITER_WAIT_MS,
+  MANUAL_WRITER_WAIT_MS,
   CHECKPOINT_RESERVED,
   DEFAULT_TAIL_POLICY,
   ThresholdError,
@@ -60,6 +62,7 @@ export class SessionService {
   readonly #sessions = new Map<string, LoadedSession>();
   readonly #mailbox = new Mailbox();
   readonly #foldListeners = new Set<() => void>();
+  readonly #timers = new Map<string, { sessionId: string; handle: ReturnType<typeof setTimeout> }>();
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -124,8 +127,39 @@ export class SessionService {
         session.replies.delete(effect.requestId);
         return;
       case 'writer.start':
-        // Started by the actor host that folded the event; nothing to do on the main thread.
+      case 'rebuild.render':
+      case 'rebuild.compact':
+        // Run by the actor host that folded the event; its result comes back as a logged input.
         return;
+      case 'timer.start': {
+        // Timers are effects; their firing is logged like any input, so a replay needs no clock.
+        const handle = setTimeout(() => {
+          this.#timers.delete(effect.timerId);
+          this.input(session.sessionId, 'timer.fired', { timerId: effect.timerId }).catch(() => {});
+        }, effect.ms);
+        this.#timers.set(effect.timerId, { sessionId: session.sessionId, handle });
+        return;
+      }
+      case 'timer.cancel': {
+        const t = this.#timers.get(effect.timerId);
+        if (t !== undefined) clearTimeout(t.handle);
+        this.#timers.delete(effect.timerId);
+        return;
+      }
+      case 'rebuild.reply': {
+        const resolve = session.replies.get(effect.requestId);
+        session.replies.delete(effect.requestId);
+        if (resolve === undefined) return;
+        const body = { outcome: effect.outcome, covered_up_to: effect.coveredUpTo, status_text: effect.statusText };
+        if (!effect.withContext) {
+          resolve({ ...body, context: [] });
+          return;
+        }
+        this.#o.pool
+          .call<Message[]>(session.sessionId, { kind: 'session.context', sessionId: session.sessionId })
+          .then((context) => resolve({ ...body, context }), () => resolve({ ...body, context: [] }));
+        return;
+      }
     }
   }
 
@@ -304,6 +338,43 @@ export class SessionService {
       writer: info.writer,
       last_outcome: session.lastOutcome,
     };
+  }
+
+  /**
+   * A result computed outside the session's mailbox (a timer, a rebuild render or compaction in the worker) enters the
+   * session as a logged input.
+   */
+  input(sessionId: string, type: string, payload: Record<string, unknown>): Promise<void> {
+    return this.#mailbox.run(sessionId, async () => {
+      const session = await this.#load(sessionId);
+      await this.#fold(session, await this.#append(sessionId, type, payload));
+    });
+  }
+
+  /**
+   * Rebuild (SPEC §2.6): the answer may come much later (after a writer, a render or a compaction), so the mailbox is
+   * released while it is prepared. One rebuild at a time per session.
+   */
+  async rebuild(sessionId: string, reason: 'overflow' | 'manual', waitMs: number | undefined): Promise<Record<string, unknown>> {
+    const answer = await this.#mailbox.run(sessionId, async () => {
+      const session = await this.#load(sessionId);
+      this.#requireOpen(session);
+      if (session.summary.rebuilding) throw new ProtocolError('conflict', `a rebuild of session ${sessionId} is already in progress`);
+      const paths = this.#paths(session.projectId, sessionId);
+      const checkpointExists = await stat(paths.checkpoint).then((s) => s.isFile(), () => false);
+      const requestId = this.#o.newId();
+      const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
+      const wait = waitMs ?? (reason === 'manual' ? MANUAL_WRITER_WAIT_MS : AUTO_WRITER_WAIT_MS);
+      await this.#fold(session, await this.#append(sessionId, 'rebuild.requested', { requestId, reason, waitMs: wait, checkpointExists }));
+      return replied;
+    });
+    return await answer;
+  }
+
+  /** Cancels every pending timer (on shutdown). */
+  clearTimers(): void {
+    for (const t of this.#timers.values()) clearTimeout(t.handle);
+    this.#timers.clear();
   }
 
   /** A writer finished in a worker: its settlement enters the session like any other input. */

@@ -8,6 +8,7 @@ type Request = MainToWorker extends infer M ? (M extends { id: number } ? Omit<M
 
 export interface HostPoolEvents {
   publish(sessionId: string, event: Record<string, unknown>): void;
+  sessionInput(sessionId: string, type: string, payload: Record<string, unknown>): void;
   writerSettled(msg: { sessionId: string; writerId: string; outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): void;
   log(level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
 }
@@ -83,6 +84,9 @@ export class HostPool {
         return;
       case 'writer.settled':
         this.#events.writerSettled(msg);
+        return;
+      case 'session.input':
+        this.#events.sessionInput(msg.sessionId, msg.type, msg.payload);
         return;
       case 'log':
         this.#events.log(msg.level, msg.msg, msg.data);

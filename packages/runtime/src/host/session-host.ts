@@ -41,6 +41,10 @@ export function sessionEventOf(record: StoredRecord): SessionEvent | null {
     case 'writer.settled':
     case 'close.requested':
     case 'drain.requested':
+    case 'rebuild.requested':
+    case 'timer.fired':
+    case 'rebuild.rendered':
+    case 'rebuild.compacted':
       return SessionEventSchema.parse({ ...payload, type: record.type });
     default:
       return null;
@@ -61,7 +65,20 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     overflow: isOverflow(ctx),
     closed: ctx.closed,
     closing: ctx.closeRequestId !== null,
+    rebuilding: ctx.rebuild !== null,
   };
+}
+
+/** The context after a rebuild: the boundary message, then the tail with cleared tool outputs replaced. */
+export function rebuiltContext(boundary: Message, context: readonly Message[], tailIds: readonly string[], cleared: readonly string[], clearedText: string): Message[] {
+  const byId = new Map(context.map((m) => [m.id, m]));
+  const clear = new Set(cleared);
+  const tail = tailIds.flatMap((id) => {
+    const m = byId.get(id);
+    if (m === undefined) return [];
+    return [clear.has(id) ? { ...m, content: clearedText } : m];
+  });
+  return [boundary, ...tail];
 }
 
 /** One session actor living in a worker: its machine snapshot plus the message bodies a writer forks from. */
@@ -69,7 +86,13 @@ export class HostedSession {
   readonly setup: SessionSetup;
   readonly toolMap: ToolMap;
   snapshot: SnapshotFrom<typeof sessionMachine>;
+  /** Every message ever appended, all slices. */
   readonly messages: Message[] = [];
+  /**
+   * The agent's current main-slice context: every main message until the first rebuild, then Baton's boundary message
+   * followed by the preserved tail and what came after.
+   */
+  conversation: Message[] = [];
   writer: WriterRun | null = null;
   writerStartedAt: number | null = null;
 
@@ -87,15 +110,25 @@ export class HostedSession {
   fold(record: StoredRecord): FoldReply {
     const event = sessionEventOf(record);
     if (event === null) return { summary: summarize(this.snapshot), effects: [] };
-    if (record.type === 'messages.appended') this.messages.push(...((record.payload as { messages: Message[] }).messages));
+    if (record.type === 'messages.appended') {
+      const appended = (record.payload as { messages: Message[] }).messages;
+      this.messages.push(...appended);
+      this.conversation.push(...appended.filter((m) => m.agent_id === undefined || m.agent_id === 'main'));
+    }
+    const rebuilding = this.snapshot.context.rebuild;
     const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, this.snapshot, event);
     this.snapshot = step.snapshot;
+    // A rebuild that completed replaces the context: the record carries the boundary message Baton inserted.
+    if ((record.type === 'rebuild.rendered' || record.type === 'rebuild.compacted') && rebuilding !== null && this.snapshot.context.rebuild === null) {
+      const payload = record.payload as { message?: Message; tailIds: string[]; cleared?: string[]; clearedText?: string };
+      if (payload.message !== undefined) this.conversation = rebuiltContext(payload.message, this.conversation, payload.tailIds, payload.cleared ?? [], payload.clearedText ?? '');
+    }
     return { summary: summarize(this.snapshot), effects: step.effects };
   }
 
   /** The request prefix and tools for a writer the session just started. */
   writerSpec(effect: WriterStartEffect, writerModel: string | null): WriterRunSpec {
-    const main = this.messages.filter((m) => m.agent_id === undefined || m.agent_id === 'main');
+    const main = this.conversation;
     const end = main.findIndex((m) => m.id === effect.boundary);
     const from = effect.mode === 'delta' && effect.deltaFrom !== null ? Math.max(0, main.findIndex((m) => m.id === effect.deltaFrom)) : 0;
     const slice = end >= 0 ? main.slice(from, end + 1) : [];

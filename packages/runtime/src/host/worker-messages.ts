@@ -28,6 +28,7 @@ export interface SessionSummary {
   readonly overflow: boolean;
   readonly closed: boolean;
   readonly closing: boolean;
+  readonly rebuilding: boolean;
 }
 
 export interface WorkerError {
@@ -39,6 +40,7 @@ export type MainToWorker =
   | { readonly kind: 'session.load'; readonly id: number; readonly sessionId: string; readonly setup: SessionSetup; readonly records: readonly StoredRecord[] }
   | { readonly kind: 'session.event'; readonly id: number; readonly sessionId: string; readonly record: StoredRecord }
   | { readonly kind: 'session.status'; readonly id: number; readonly sessionId: string }
+  | { readonly kind: 'session.context'; readonly id: number; readonly sessionId: string }
   | { readonly kind: 'writer.cancel'; readonly id: number; readonly writerId: string; readonly reason: string }
   | { readonly kind: 'log.appended'; readonly id: number; readonly results?: readonly AppendResult[]; readonly error?: WorkerError }
   | { readonly kind: 'shutdown'; readonly id: number };
@@ -56,6 +58,8 @@ export type WorkerToMain =
       readonly reason: string | null;
       readonly perf: WriterPerf;
     }
+  /** A result computed in the worker (rebuild render, compaction) that must enter the session as a logged input. */
+  | { readonly kind: 'session.input'; readonly sessionId: string; readonly type: string; readonly payload: Record<string, unknown> }
   | { readonly kind: 'log'; readonly level: 'debug' | 'info' | 'warn' | 'error'; readonly msg: string; readonly data?: Record<string, unknown> };
 
 /** Result of `session.load` and `session.event`. */

@@ -1,0 +1,104 @@
+import type { MessageIndexEntry } from './boundary.ts';
+import type { WriterTrigger } from './session-effects.ts';
+import type { Failure, SessionInput, Task, WriterOutcome } from './session-events.ts';
+
+/** The writer slot: at most one running writer and at most one pending request. */
+export type SlotState = 'idle' | 'running' | 'runningPending';
+
+export interface RunningWriter {
+  readonly writerId: string;
+  readonly boundary: string;
+  readonly mode: 'fork' | 'delta';
+  readonly trigger: WriterTrigger;
+  /** The rung that started this writer, when a threshold did; with the count it fired at. */
+  readonly rung: number | null;
+  readonly firedAt: number;
+}
+
+export interface LastOutcome {
+  readonly writerId: string;
+  readonly outcome: WriterOutcome;
+  readonly failure: Failure | null;
+  readonly reason: string | null;
+}
+
+/** Session actor context. Holds the per-message index, never message bodies (those live in the log). */
+export interface SessionContext {
+  readonly input: SessionInput;
+  readonly index: readonly MessageIndexEntry[];
+  /** Total of the newest finished main-slice assistant message, from the agent's provider usage. */
+  readonly tokens: number;
+  readonly crossed: readonly number[];
+  readonly watermark: string | null;
+  readonly writer: RunningWriter | null;
+  readonly pending: WriterTrigger | null;
+  readonly writerSeq: number;
+  readonly lastOutcome: LastOutcome | null;
+  readonly tasks: readonly Task[];
+  readonly closeRequestId: string | null;
+  readonly closed: boolean;
+  /** Set by a drain: no new writer starts until the session is resumed. */
+  readonly draining: boolean;
+  /**
+   * Recovery gate (reference §3.6): after a transient failure of the final rung's writer, the count at which the final
+   * rung fires once more. Null when not armed.
+   */
+  readonly recoveryGate: number | null;
+  /** The rebuild in progress, if any (one at a time). */
+  readonly rebuild: RebuildInProgress | null;
+  readonly rebuildSeq: number;
+  /**
+   * The newest provider usage was already recovered by a rebuild: it drives neither thresholds nor overflow until a
+   * newer finished assistant message reports usage (reference §9.6).
+   */
+  readonly usageRecovered: boolean;
+}
+
+/** A rebuild waiting for a writer, rendering, or compacting. */
+export interface RebuildInProgress {
+  readonly requestId: string;
+  readonly reason: 'overflow' | 'manual';
+  readonly phase: 'waiting' | 'rendering' | 'compacting';
+  /** `usable`: a checkpoint exists, only the in-flight writer is awaited; `needed`: the awaited writer must succeed. */
+  readonly mode: 'usable' | 'needed';
+  readonly writerId: string | null;
+  readonly timerId: string | null;
+  /** Outcome reported when the rebuild compacts. */
+  readonly compactOutcome: 'compacted' | 'checkpoint-off' | 'memory-write-off';
+}
+
+export function initialSessionContext(input: SessionInput): SessionContext {
+  return {
+    input,
+    index: [],
+    tokens: 0,
+    crossed: [],
+    watermark: null,
+    writer: null,
+    pending: null,
+    writerSeq: 0,
+    lastOutcome: null,
+    tasks: [],
+    closeRequestId: null,
+    closed: false,
+    draining: false,
+    recoveryGate: null,
+    rebuild: null,
+    rebuildSeq: 0,
+    usageRecovered: false,
+  };
+}
+
+export function slotOf(ctx: SessionContext): SlotState {
+  if (ctx.writer === null) return 'idle';
+  return ctx.pending === null ? 'running' : 'runningPending';
+}
+
+/** Next rung above the current count that has not fired, or null. */
+export function nextThreshold(ctx: SessionContext): number | null {
+  return ctx.input.thresholds.find((t) => !ctx.crossed.includes(t) && t > ctx.tokens) ?? null;
+}
+
+export function isOverflow(ctx: SessionContext): boolean {
+  return ctx.input.usableWindow > 0 && !ctx.usageRecovered && ctx.tokens >= ctx.input.usableWindow;
+}
