@@ -17,3 +17,7 @@ export { MemoryCommitJournal } from './commit-journal.ts';
 export type { CommitJournal, CommitRecord, CommitEntry, CommitEntryType, CommittedFile } from './commit-journal.ts';
 export { commitFiles, recoverCommits, unappliedCommits, fileVersions, committedPaths, liveMatchesHistory } from './staged-commit.ts';
 export type { CommitOptions, CommitStep, FileVersion } from './staged-commit.ts';
+export { checkMemoryWrite, confineToMemoryRoot } from './write-guard.ts';
+export type { ConfinedTarget, GuardDecision, MemoryWriteRequest } from './write-guard.ts';
+export { MAX_TASK_DEPTH, TASK_ID_PATTERN, actorLabel, allowedWritePaths, evaluateWriteRules } from './write-rules.ts';
+export type { MemoryActor, RuleVerdict, WriteRule } from './write-rules.ts';
