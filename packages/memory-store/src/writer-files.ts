@@ -1,9 +1,13 @@
 import { constants } from 'node:fs';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { canonicalPath } from './canonical-path.ts';
+import { type ApplyPatchResult, applyPatchTransaction } from './apply-patch-transaction.ts';
+import { type GlobResult, compileGlob, globFiles, listFiles, splitGlobBase } from './glob.ts';
+import { type GrepResult, compileGrepPattern, grepFiles } from './grep.ts';
 import { MemoryStoreError, errnoCode } from './memory-errors.ts';
 import type { MemoryPaths } from './memory-paths.ts';
+import { checkMemoryWrite, confineToMemoryRoot } from './write-guard.ts';
+import { type MemoryActor, allowedWritePaths } from './write-rules.ts';
 
 /** Line window for {@link WriterFiles.read}. */
 export interface WriterReadOptions {
@@ -29,7 +33,13 @@ export interface EditResult {
   readonly replacements: number;
 }
 
-/** The checkpoint writer's sandboxed file operations (SPEC §2.7). Glob and grep are not built yet. */
+/** Options of {@link createWriterFiles}. */
+export interface WriterFilesOptions {
+  /** `memory.disable_write`: refuse every write, edit and patch (reads, glob and grep still work). Default false. */
+  readonly disableWrite?: boolean;
+}
+
+/** The checkpoint writer's sandboxed file operations (SPEC §2.7). */
 export interface WriterFiles {
   /**
    * Returns the file's text unchanged (no line numbers), or the lines selected by `offset`/`limit`. Any regular file
@@ -40,7 +50,8 @@ export interface WriterFiles {
   read(target: string, options?: WriterReadOptions): Promise<string>;
   /**
    * Replaces the whole file (creating it when absent) with `content`.
-   * @throws MemoryStoreError `path_refused` when the target is not a writer-owned file of this session/project.
+   * @throws MemoryStoreError `path_refused` when the write guard ({@link checkMemoryWrite}, writer rules) refuses
+   *   the target; `details.rule` is the guard's rule id and `details.allowed` the allowed paths.
    */
   write(target: string, content: string): Promise<WriteResult>;
   /**
@@ -50,63 +61,75 @@ export interface WriterFiles {
    *   `invalid_argument` (empty `oldString`, or identical strings).
    */
   edit(target: string, oldString: string, newString: string, replaceAll?: boolean): Promise<EditResult>;
+  /**
+   * Files matching a glob ({@link compileGlob}: `*`, `**`, `?`, `{a,b}`; a relative pattern without `/` matches base
+   * names at any depth), searched under `searchPath` (default: the memory root). An absolute pattern carries its own
+   * base (its leading literal directories), is matched from there only, and `searchPath` is then ignored. A missing
+   * base yields no files. Symlinks are never followed. At most 1000 files.
+   * @throws MemoryStoreError `path_refused` (base outside the memory root), `not_a_file` (base is a file),
+   *   `invalid_argument` (bad pattern).
+   */
+  glob(pattern: string, searchPath?: string): Promise<GlobResult>;
+  /**
+   * Lines matching a JavaScript regular expression, as `file:line:text`, in the file `searchPath` or the files
+   * under the directory `searchPath` (default: the memory root) whose relative path matches the glob `include`.
+   * At most 200 matches.
+   * @throws MemoryStoreError `path_refused` (outside the memory root), `not_found` (missing `searchPath`),
+   *   `invalid_argument` (bad regular expression or glob).
+   */
+  grep(pattern: string, searchPath?: string, include?: string): Promise<GrepResult>;
+  /**
+   * Applies an OpenAI-style `*** Begin Patch` … `*** End Patch` patch, all or nothing: every touched path (both
+   * sides of a move) must pass the writer rules, and every hunk must match before any file is written. Deleting
+   * or moving away `checkpoint.md`, `notes.md` or `MEMORY.md` is refused (only spillovers may be deleted).
+   * @throws MemoryStoreError as {@link applyPatchTransaction}.
+   */
+  applyPatch(patch: string): Promise<ApplyPatchResult>;
   /** Human-readable list of the absolute paths (and spillover patterns) the writer may write. */
   readonly allowedWrites: readonly string[];
 }
 
-// Spillover topics: short, and made of characters that cannot form a path.
-const SESSION_FILE = /^(?:checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9_-]{1,80}\.md)$/;
-const PROJECT_FILE = /^(?:MEMORY\.md|MEMORY-[A-Za-z0-9_-]{1,80}\.md)$/;
+/** Files a patch may change but never delete: without them the next rebuild has nothing to read. */
+const PRIMARY_FILES = new Set(['checkpoint.md', 'notes.md', 'MEMORY.md']);
 
 /**
- * Creates the writer's file API for one session. Every target is canonicalised first ({@link canonicalPath}); the
- * operation then runs on the canonical path, never on the raw one. Writes are allowed only to this session's
- * `checkpoint.md`, `checkpoint-<topic>.md` and `notes.md` and this project's `MEMORY.md` and `MEMORY-<topic>.md`;
- * reads anywhere under the memory root.
+ * Creates the writer's file API for one session. Every target is canonicalised first ({@link canonicalPath}) and the
+ * operation then runs on the canonical path, never on the raw one. Writes, edits and patches go through the write
+ * guard ({@link checkMemoryWrite}) with the writer's rules, keyed on this (parent) session and project: only
+ * `checkpoint.md`, `checkpoint-<topic>.md`, `notes.md`, `MEMORY.md` and `MEMORY-<topic>.md`. Reads, glob and grep
+ * work anywhere under the memory root.
  */
-export function createWriterFiles(paths: MemoryPaths): WriterFiles {
-  const allowedWrites = [
-    paths.checkpoint,
-    path.join(paths.sessionDir, 'checkpoint-<topic>.md'),
-    paths.notes,
-    paths.memory,
-    path.join(paths.projectDir, 'MEMORY-<topic>.md'),
-  ];
-  const sessionRel = path.relative(paths.root, paths.sessionDir);
-  const projectRel = path.relative(paths.root, paths.projectDir);
+export function createWriterFiles(paths: MemoryPaths, options: WriterFilesOptions = {}): WriterFiles {
+  const actor: MemoryActor = {
+    kind: 'writer',
+    sessionId: path.basename(paths.sessionDir),
+    projectId: path.basename(paths.projectDir),
+  };
+  const allowedWrites = allowedWritePaths(paths.root, actor);
+  const disableWrite = options.disableWrite ?? false;
 
-  function refuse(target: string, canonical: string | null, rule: string, why: string): MemoryStoreError {
-    const resolved = canonical === null ? '' : ` (resolves to ${canonical})`;
-    return new MemoryStoreError(
-      'path_refused',
-      `Refused ${JSON.stringify(target)}${resolved}: ${why}. The checkpoint writer may write only:\n` +
-        allowedWrites.map((allowed) => `  ${allowed}`).join('\n'),
-      { path: target, canonical, rule, allowed: allowedWrites },
-    );
+  function refuse(target: string, canonical: string | null, rule: string, message: string): MemoryStoreError {
+    return new MemoryStoreError('path_refused', message, { path: target, canonical, rule, allowed: allowedWrites });
   }
 
-  /** Canonicalises `target` and checks it lies under the memory root; returns canonical path and root. */
-  async function insideRoot(target: string): Promise<{ canonical: string; root: string }> {
-    if (!path.isAbsolute(target)) {
-      throw refuse(target, null, 'absolute-path', 'paths must be absolute; use the paths given in the task verbatim');
-    }
-    const [canonical, root] = await Promise.all([canonicalPath(target), canonicalPath(paths.root)]);
-    if (canonical !== root && !canonical.startsWith(root + path.sep)) {
-      throw refuse(target, canonical, 'memory-root', `it is outside the memory tree ${paths.root}`);
-    }
-    return { canonical, root };
+  /** Canonicalises `target` and checks it lies under the memory root; returns the canonical path. */
+  async function insideRoot(target: string): Promise<string> {
+    const confined = await confineToMemoryRoot(paths.root, target);
+    if (confined.ok) return confined.canonical;
+    const resolved = confined.canonical === undefined ? '' : ` (resolves to ${confined.canonical})`;
+    const message = `Refused ${JSON.stringify(target)}${resolved}: ${confined.why} [rule: ${confined.rule}].`;
+    throw refuse(target, confined.canonical ?? null, confined.rule, message);
   }
 
   async function writable(target: string): Promise<string> {
-    const { canonical, root } = await insideRoot(target);
-    const dir = path.dirname(canonical);
-    const name = path.basename(canonical);
-    const ownSession = dir === path.join(root, sessionRel) && SESSION_FILE.test(name);
-    const ownProject = dir === path.join(root, projectRel) && PROJECT_FILE.test(name);
-    if (!ownSession && !ownProject) {
-      throw refuse(target, canonical, 'writer-owned-file', 'it is not one of the files the checkpoint writer owns');
-    }
-    return canonical;
+    const decision = await checkMemoryWrite({ root: paths.root, target, actor, disableWrite });
+    if (decision.allowed) return decision.canonical;
+    throw new MemoryStoreError('path_refused', decision.message, {
+      path: target,
+      canonical: decision.canonical ?? null,
+      rule: decision.rule,
+      allowed: decision.allowed_paths,
+    });
   }
 
   async function readText(canonical: string, target: string): Promise<string> {
@@ -126,7 +149,8 @@ export function createWriterFiles(paths: MemoryPaths): WriterFiles {
       handle = await open(canonical, flags, 0o644);
     } catch (error) {
       if (errnoCode(error) === 'ELOOP') {
-        throw refuse(target, canonical, 'symlink', 'the file was replaced by a symbolic link');
+        const why = 'the file was replaced by a symbolic link since it was checked [rule: symlink].';
+        throw refuse(target, canonical, 'symlink', `Refused ${JSON.stringify(target)}: ${why}`);
       }
       throw fileError(error, target, canonical);
     }
@@ -144,7 +168,7 @@ export function createWriterFiles(paths: MemoryPaths): WriterFiles {
       const { offset = 1, limit } = options;
       if (!Number.isInteger(offset) || offset < 1) throw badArgument('offset', offset);
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw badArgument('limit', limit);
-      const { canonical } = await insideRoot(target);
+      const canonical = await insideRoot(target);
       const text = await readText(canonical, target);
       if (offset === 1 && limit === undefined) return text;
       // Split after each "\n" so the selected lines keep their own line ends byte for byte.
@@ -193,7 +217,83 @@ export function createWriterFiles(paths: MemoryPaths): WriterFiles {
       await writeText(canonical, target, updated);
       return { path: canonical, replacements: replaceAll ? count : 1 };
     },
+
+    async glob(pattern, searchPath) {
+      const absolute = path.isAbsolute(pattern);
+      const split = absolute ? splitGlobBase(pattern) : { base: searchPath ?? paths.root, rest: pattern };
+      // An absolute pattern names its directory: `/m/sessions/s1/*.md` must not reach into `s1/tasks/`.
+      const options = { matchBase: !absolute };
+      compileGlob(split.rest, options);
+      const base = await insideRoot(split.base);
+      const kind = await entryKind(base);
+      if (kind === 'missing') return { files: [], truncated: false };
+      if (kind === 'file') {
+        const details = { path: split.base, canonical: base };
+        throw new MemoryStoreError('not_a_file', `Not a directory: ${split.base}`, details);
+      }
+      return globFiles(base, split.rest, options);
+    },
+
+    async grep(pattern, searchPath, include) {
+      const regex = compileGrepPattern(pattern);
+      const matches = include === undefined ? () => true : compileGlob(include);
+      const target = searchPath ?? paths.root;
+      const base = await insideRoot(target);
+      const kind = await entryKind(base);
+      if (kind === 'missing') {
+        throw new MemoryStoreError('not_found', `No such file or directory: ${target}`, { path: target });
+      }
+      const candidates = kind === 'file' ? [base] : await listFiles(base);
+      const from = kind === 'file' ? path.dirname(base) : base;
+      const included = candidates.filter((file) => matches(path.relative(from, file).split(path.sep).join('/')));
+      return grepFiles(included, regex);
+    },
+
+    async applyPatch(patch) {
+      return applyPatchTransaction(
+        {
+          writable,
+          assertDeletable(canonical, target) {
+            if (!PRIMARY_FILES.has(path.basename(canonical))) return;
+            throw refuse(
+              target,
+              canonical,
+              'delete-primary',
+              `Refused to delete or move ${JSON.stringify(target)}: checkpoint.md, notes.md and MEMORY.md are edited ` +
+                'in place, never deleted; only spillover files may be deleted [rule: delete-primary].',
+            );
+          },
+          async readOrNull(canonical, target) {
+            try {
+              return await readFile(canonical, 'utf8');
+            } catch (error) {
+              if (errnoCode(error) === 'ENOENT') return null;
+              throw fileError(error, target, canonical);
+            }
+          },
+          write: writeText,
+          async remove(canonical, target) {
+            try {
+              await unlink(canonical);
+            } catch (error) {
+              throw fileError(error, target, canonical);
+            }
+          },
+        },
+        patch,
+      );
+    },
   };
+}
+
+async function entryKind(canonical: string): Promise<'file' | 'directory' | 'missing'> {
+  try {
+    return (await stat(canonical)).isDirectory() ? 'directory' : 'file';
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+    throw error;
+  }
 }
 
 function countOccurrences(text: string, needle: string): number {

@@ -208,3 +208,38 @@ describe('writer files: edit', () => {
     await expectCode(files.edit(path.join(paths.sessionDir, 'checkpoint-new.md'), 'a', 'b'), 'not_found');
   });
 });
+
+describe('writer files: guard rules and memory.disable_write', () => {
+  it.each([
+    ["another session's checkpoint", () => path.join(paths.root, 'sessions', 's2', 'checkpoint.md'), 'other-session'],
+    ["another project's MEMORY.md", () => path.join(paths.root, 'projects', 'other-project', 'MEMORY.md'), 'other-project'],
+    ['a wrongly cased checkpoint', () => path.join(paths.sessionDir, 'Checkpoint.md'), 'name-case'],
+    ['a task journal', () => path.join(paths.tasksDir, 'T1', 'progress.md'), 'tasks-reserved'],
+    ['a sibling prefix dir', () => path.join(base, 'memory-evil', 'x.md'), 'memory-root'],
+    ['a NUL byte', () => `${paths.checkpoint}\0`, 'nul-byte'],
+  ])('refuses %s with the guard rule %s', async (_label, target, rule) => {
+    const error = await expectCode(files.write(target(), 'x\n'), 'path_refused');
+    expect(error.details).toMatchObject({ rule, allowed: files.allowedWrites });
+    expect(error.message).toContain(`[rule: ${rule}]`);
+  });
+
+  it('refuses every write and edit when memory writes are disabled, while reads, glob and grep still work', async () => {
+    const disabled = createWriterFiles(paths, { disableWrite: true });
+    const before = await readFile(paths.checkpoint, 'utf8');
+    for (const attempt of [
+      () => disabled.write(paths.checkpoint, 'x\n'),
+      () => disabled.edit(paths.checkpoint, '# Session checkpoint', '# X'),
+      () => disabled.write(path.join(paths.sessionDir, 'checkpoint-new.md'), 'x\n'),
+    ]) {
+      const error = await expectCode(attempt(), 'path_refused');
+      expect(error.details).toMatchObject({ rule: 'memory-write-disabled' });
+      expect(error.message).toContain('memory.disable_write');
+    }
+    expect(await readFile(paths.checkpoint, 'utf8')).toBe(before);
+    expect(await disabled.read(paths.checkpoint)).toBe(before);
+    expect((await disabled.glob('checkpoint.md', paths.sessionDir)).files).toEqual([paths.checkpoint]);
+    expect((await disabled.grep('^# Session checkpoint$', paths.checkpoint)).matches).toEqual([
+      `${paths.checkpoint}:1:# Session checkpoint`,
+    ]);
+  });
+});
