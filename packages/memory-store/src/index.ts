@@ -30,3 +30,11 @@ export { applyChunks, parsePatch } from './apply-patch.ts';
 export type { PatchChunk, PatchOperation } from './apply-patch.ts';
 export { applyPatchTransaction } from './apply-patch-transaction.ts';
 export type { ApplyPatchResult, PatchChange, PatchFileSystem } from './apply-patch-transaction.ts';
+export {
+  diffProgress,
+  parseReconcileMarkers,
+  parseWrittenAt,
+  renderProgressBlock,
+  stampWrittenAt,
+} from './progress-reconcile.ts';
+export type { DiffProgressOptions, ProgressItem } from './progress-reconcile.ts';

@@ -14,6 +14,7 @@ export const PROMPT_NAMES = [
   'tool-not-permitted',
   'validation-reflection',
   'extraction-required',
+  'subagent-progress',
 ] as const;
 
 /** Name of a registered prompt. */
