@@ -38,3 +38,20 @@ export {
   stampWrittenAt,
 } from './progress-reconcile.ts';
 export type { DiffProgressOptions, ProgressItem } from './progress-reconcile.ts';
+export { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS, RebuildCapsConfigSchema, resolveRebuildCaps } from './rebuild-caps.ts';
+export type { RebuildCapKey, RebuildCaps, RebuildCapsConfig } from './rebuild-caps.ts';
+export { REBUILD_SECTION_NAMES, REBUILD_SECTION_SEPARATOR, renderRebuildContext } from './rebuild-context.ts';
+export type { ActiveWriter, RebuildContextInput, RebuildSection, RebuildSectionName, RenderedRebuildContext } from './rebuild-context.ts';
+export { renderCheckpointIndex } from './checkpoint-index.ts';
+export { renderTailReminder } from './rebuild-tail-reminder.ts';
+export type { LastMessageInfo } from './rebuild-tail-reminder.ts';
+export { RECENT_USER_SEPARATOR, selectRecentUserInput } from './recent-user-input.ts';
+export type { RecentUserBudget, RecentUserEntry, RecentUserMessage } from './recent-user-input.ts';
+export { renderTasksLedger } from './tasks-ledger.ts';
+export type { RebuildTask, RebuildTaskStatus } from './tasks-ledger.ts';
+export { isPushedMemoryKey, memoryKeysToList } from './memory-keys-index.ts';
+export { prefixWithin, suffixWithin, truncateHeadTail } from './head-tail-truncate.ts';
+export type { HeadTailCut } from './head-tail-truncate.ts';
+export { DEFAULT_EXTRACTIVE_SUMMARY_CAP, extractiveSummary } from './extractive-summary.ts';
+export type { ExtractiveSummaryOptions } from './extractive-summary.ts';
+export type { ChatMessageLike } from './message-parts.ts';

@@ -21,7 +21,9 @@ export type MemoryStoreErrorCode =
   /** `loadPrompt` / `renderPrompt` was asked for a prompt that is not registered. */
   | 'unknown_prompt'
   /** `renderPrompt` was not given a value for a placeholder the prompt uses. */
-  | 'missing_prompt_var';
+  | 'missing_prompt_var'
+  /** A configuration value is refused at start-up (budgets whose sections sum above the total, unknown keys, …). */
+  | 'invalid_config';
 
 /** Plain-data form of a {@link MemoryStoreError}. */
 export interface MemoryStoreErrorData {

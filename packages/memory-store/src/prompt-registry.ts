@@ -15,6 +15,17 @@ export const PROMPT_NAMES = [
   'validation-reflection',
   'extraction-required',
   'subagent-progress',
+  'rebuild-header',
+  'rebuild-seam',
+  'rebuild-tail-tool-calls',
+  'rebuild-tail-stop',
+  'rebuild-tail-tool',
+  'rebuild-index',
+  'rebuild-index-empty',
+  'rebuild-recent-user-elided',
+  'rebuild-labels',
+  'extractive-summary-header',
+  'extractive-summary-labels',
 ] as const;
 
 /** Name of a registered prompt. */
