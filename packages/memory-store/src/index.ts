@@ -55,3 +55,5 @@ export type { HeadTailCut } from './head-tail-truncate.ts';
 export { DEFAULT_EXTRACTIVE_SUMMARY_CAP, extractiveSummary } from './extractive-summary.ts';
 export type { ExtractiveSummaryOptions } from './extractive-summary.ts';
 export type { ChatMessageLike } from './message-parts.ts';
+export { SECTION_CUT_MARKER, TRUNCATION_MARKER, readBudgeted, readSectionAware } from './budgeted-read.ts';
+export type { TokenCount } from './budgeted-read.ts';
