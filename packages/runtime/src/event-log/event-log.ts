@@ -41,6 +41,15 @@ export interface ReadOptions {
   readonly limit?: number;
 }
 
+export interface GlobalRecord extends StoredRecord {
+  /** Position in the log-wide commit order, starting at 1. */
+  readonly globalSeq: number;
+}
+
+export interface GlobalReadOptions {
+  readonly limit?: number;
+}
+
 export interface EventLog {
   /**
    * Appends records to one stream in order. Resolves only after the transaction holding them is durable
@@ -50,10 +59,19 @@ export interface EventLog {
   append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]>;
   /** Ordered read of a stream range (for replay). */
   read(stream: string, options?: ReadOptions): Iterable<StoredRecord>;
-  /** Highest sequence of the stream, 0 when empty. */
+  /**
+   * Highest sequence of the stream, 0 when empty. Counts committed records only (those `read` can return); appends
+   * still waiting for their transaction are not included.
+   */
   lastSeq(stream: string): number;
   /** Stream names starting with `prefix` (all when omitted), in key order. */
   streams(prefix?: string): Iterable<string>;
   /** Waits for all pending appends and releases resources. */
   close(): Promise<void>;
+  /** Optional: records of all streams in commit order, from global sequence `from` (default 1). */
+  readGlobal?(from?: number, options?: GlobalReadOptions): Iterable<GlobalRecord>;
+  /** Optional: highest committed global sequence, 0 when empty. */
+  lastGlobalSeq?(): number;
+  /** Optional: resolves once every append issued so far has settled. */
+  flushed?(): Promise<void>;
 }
