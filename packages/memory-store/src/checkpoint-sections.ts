@@ -1,6 +1,6 @@
 /**
- * The 11 sections of `checkpoint.md` and a structure check against the current template (SPEC §2.4, structure
- * part only: budgets and the full validator are not built yet).
+ * The 11 sections of `checkpoint.md`, a `## ` section parser and a structure check against the current template
+ * (SPEC §2.4, structure part; `validator.ts` builds the full validation on top of it).
  */
 
 /** One checkpoint section as the template defines it. */
@@ -48,11 +48,39 @@ export interface ParsedSection {
   readonly end: number;
 }
 
+/** What kind of structure problem a {@link StructureIssue} is. */
+export type StructureIssueKind =
+  /** The title line differs from the template's. */
+  | 'title'
+  /** The italic line under the title was changed or removed. */
+  | 'title-italic'
+  /** A `## ` header the template does not have. */
+  | 'unexpected'
+  /** A template header appears more than once. */
+  | 'duplicate'
+  /** A template header comes after one that follows it in the template. */
+  | 'order'
+  /** The italic instruction line under a header is missing or changed. */
+  | 'italic'
+  /** A template header is absent. */
+  | 'missing';
+
+/** One structure problem, as data. */
+export interface StructureIssue {
+  readonly kind: StructureIssueKind;
+  /** The header concerned (absent for the title kinds). */
+  readonly header?: string;
+  /** One human-readable sentence, the same as the matching entry of {@link StructureCheck.problems}. */
+  readonly message: string;
+}
+
 /** Result of {@link checkCheckpointStructure}. */
 export interface StructureCheck {
   readonly ok: boolean;
   /** One human-readable sentence per problem, naming the section concerned. */
   readonly problems: string[];
+  /** The same problems as data, in the same order. */
+  readonly issues: StructureIssue[];
 }
 
 interface Line {
@@ -108,16 +136,20 @@ export function parseSections(markdown: string): ParsedSection[] {
  * each header the template's italic line unchanged. Bodies are not inspected.
  */
 export function checkCheckpointStructure(markdown: string, template: string): StructureCheck {
-  const problems: string[] = [];
+  const issues: StructureIssue[] = [];
+  const report = (kind: StructureIssueKind, message: string, header?: string): void => {
+    issues.push(header === undefined ? { kind, message } : { kind, header, message });
+  };
   const expectedPreamble = preamble(template);
   const actualPreamble = preamble(markdown);
   if (actualPreamble.title !== expectedPreamble.title) {
-    problems.push(
+    report(
+      'title',
       `title line: expected ${JSON.stringify(expectedPreamble.title)}, found ${JSON.stringify(actualPreamble.title)}`,
     );
   }
   if (actualPreamble.italic !== expectedPreamble.italic) {
-    problems.push('title: the italic line under the title was changed or removed');
+    report('title-italic', 'title: the italic line under the title was changed or removed');
   }
 
   const expected = parseSections(template);
@@ -127,31 +159,37 @@ export function checkCheckpointStructure(markdown: string, template: string): St
   for (const section of actual) {
     const index = expectedHeaders.indexOf(section.header);
     if (index === -1) {
-      problems.push(`unexpected header ${JSON.stringify(section.header)}: only the template's sections are allowed`);
+      report(
+        'unexpected',
+        `unexpected header ${JSON.stringify(section.header)}: only the template's sections are allowed`,
+        section.header,
+      );
       continue;
     }
     if (found.includes(index)) {
-      problems.push(`${section.header}: the section appears more than once`);
+      report('duplicate', `${section.header}: the section appears more than once`, section.header);
       continue;
     }
     const previous = found.at(-1);
     if (previous !== undefined && previous > index) {
-      problems.push(`${section.header}: out of order (found after ${expectedHeaders[previous] ?? '?'})`);
+      report('order', `${section.header}: out of order (found after ${expectedHeaders[previous] ?? '?'})`, section.header);
     }
     found.push(index);
     const want = expected[index]?.italic ?? '';
     if (section.italic !== want) {
-      problems.push(
+      report(
+        'italic',
         section.italic === ''
           ? `${section.header}: the italic instruction line is missing`
           : `${section.header}: the italic instruction line was changed`,
+        section.header,
       );
     }
   }
   expectedHeaders.forEach((header, index) => {
-    if (!found.includes(index)) problems.push(`${header}: the section is missing`);
+    if (!found.includes(index)) report('missing', `${header}: the section is missing`, header);
   });
-  return { ok: problems.length === 0, problems };
+  return { ok: issues.length === 0, problems: issues.map((issue) => issue.message), issues };
 }
 
 function preamble(markdown: string): { title: string; italic: string } {

@@ -5,7 +5,7 @@ export type { MemoryIds, MemoryPaths } from './memory-paths.ts';
 export { PROMPT_NAMES, loadPrompt, promptPlaceholders, renderPrompt } from './prompt-registry.ts';
 export type { PromptName } from './prompt-registry.ts';
 export { CHECKPOINT_SECTIONS, checkCheckpointStructure, parseSections } from './checkpoint-sections.ts';
-export type { CheckpointSectionSpec, ParsedSection, StructureCheck } from './checkpoint-sections.ts';
+export type { CheckpointSectionSpec, ParsedSection, StructureCheck, StructureIssue, StructureIssueKind } from './checkpoint-sections.ts';
 export { bootstrapMemory } from './bootstrap.ts';
 export type { BootstrapResult } from './bootstrap.ts';
 export { canonicalPath } from './canonical-path.ts';
@@ -17,6 +17,35 @@ export { MemoryCommitJournal } from './commit-journal.ts';
 export type { CommitJournal, CommitRecord, CommitEntry, CommitEntryType, CommittedFile } from './commit-journal.ts';
 export { commitFiles, recoverCommits, unappliedCommits, fileVersions, committedPaths, liveMatchesHistory } from './staged-commit.ts';
 export type { CommitOptions, CommitStep, FileVersion } from './staged-commit.ts';
+export { TOKEN_ENCODINGS, TokenCounter, defaultTokenCounter } from './token-counter.ts';
+export type { TokenCounterOptions, TokenCounterStats, TokenEncoding } from './token-counter.ts';
+export {
+  BudgetConfigSchema,
+  CHECKPOINT_BUDGET_KEYS,
+  DEFAULT_BUDGETS,
+  MEMORY_BUDGET_KEYS,
+  renderBudgetTable,
+  resolveBudgets,
+} from './budgets.ts';
+export type { BudgetConfig, Budgets, CheckpointBudgetKey, FileBudget, MemoryBudgetKey } from './budgets.ts';
+export { decideValidation } from './violation.ts';
+export type { ValidationDecision, Violation, ViolationRule, ViolationSeverity } from './violation.ts';
+export { validateMemoryFiles } from './validator.ts';
+export type { ValidateMemoryFilesInput } from './validator.ts';
+export {
+  INDEX_LINE_PATTERN,
+  SPILLOVER_PREFIX,
+  SPILLOVER_TOPIC_MAX_CHARS,
+  isIndexLine,
+  parseIndexLines,
+  parseSpilloverName,
+  validateSpillover,
+} from './index-lines.ts';
+export type { IndexLine, SpilloverOwner } from './index-lines.ts';
+export { DISCOVERED_SECTION_TITLE, parseDiscoveredEntries } from './memory-entries.ts';
+export type { MemoryEntry } from './memory-entries.ts';
+export { renderExtractionReflection, renderValidationReflection } from './reflection.ts';
+export type { ReflectionPaths } from './reflection.ts';
 export { checkMemoryWrite, confineToMemoryRoot } from './write-guard.ts';
 export type { ConfinedTarget, GuardDecision, MemoryWriteRequest } from './write-guard.ts';
 export { MAX_TASK_DEPTH, TASK_ID_PATTERN, actorLabel, allowedWritePaths, evaluateWriteRules } from './write-rules.ts';
@@ -30,6 +59,8 @@ export { applyChunks, parsePatch } from './apply-patch.ts';
 export type { PatchChunk, PatchOperation } from './apply-patch.ts';
 export { applyPatchTransaction } from './apply-patch-transaction.ts';
 export type { ApplyPatchResult, PatchChange, PatchFileSystem } from './apply-patch-transaction.ts';
+export { SECTION_CUT_MARKER, TRUNCATION_MARKER, readBudgeted, readSectionAware } from './budgeted-read.ts';
+export type { TokenCount } from './budgeted-read.ts';
 export {
   diffProgress,
   parseReconcileMarkers,
@@ -55,5 +86,3 @@ export type { HeadTailCut } from './head-tail-truncate.ts';
 export { DEFAULT_EXTRACTIVE_SUMMARY_CAP, extractiveSummary } from './extractive-summary.ts';
 export type { ExtractiveSummaryOptions } from './extractive-summary.ts';
 export type { ChatMessageLike } from './message-parts.ts';
-export { SECTION_CUT_MARKER, TRUNCATION_MARKER, readBudgeted, readSectionAware } from './budgeted-read.ts';
-export type { TokenCount } from './budgeted-read.ts';

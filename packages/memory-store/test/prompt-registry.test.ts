@@ -23,7 +23,7 @@ describe('prompt registry', () => {
   it('ships a checkpoint template that passes its own structure check and matches CHECKPOINT_SECTIONS', () => {
     const template = loadPrompt('checkpoint-template');
     expect(template.startsWith('# Session checkpoint\n')).toBe(true);
-    expect(checkCheckpointStructure(template, template)).toEqual({ ok: true, problems: [] });
+    expect(checkCheckpointStructure(template, template)).toEqual({ ok: true, problems: [], issues: [] });
     const sections = parseSections(template);
     expect(sections.map((section) => section.header)).toEqual(CHECKPOINT_SECTIONS.map((spec) => spec.header));
     for (const section of sections) {

@@ -63,7 +63,7 @@ describe('extractive writer with Baton prompts', () => {
     expect(turns.map((t) => t.calls.length)).toEqual([3, 2, 0]);
 
     const checkpoint = await readFile(paths.checkpoint, 'utf8');
-    expect(checkCheckpointStructure(checkpoint, loadPrompt('checkpoint-template'))).toEqual({ ok: true, problems: [] });
+    expect(checkCheckpointStructure(checkpoint, loadPrompt('checkpoint-template'))).toEqual({ ok: true, problems: [], issues: [] });
     const sections = parseSections(checkpoint);
     expect(sections[0]?.body).toMatch(/^> Great, that works\./);
     expect(sections[3]?.body).toBe('- 🔄 T1: Fix the login token refresh (focus)\n  - ✅ T2: Reproduce the failure');
