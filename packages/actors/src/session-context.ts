@@ -96,7 +96,9 @@ export function slotOf(ctx: SessionContext): SlotState {
 
 /** Next rung above the current count that has not fired, or null. */
 export function nextThreshold(ctx: SessionContext): number | null {
-  return ctx.input.thresholds.find((t) => !ctx.crossed.includes(t) && t > ctx.tokens) ?? null;
+  // A usage recovered by a rebuild no longer counts: the re-armed ladder starts from the bottom.
+  const tokens = ctx.usageRecovered ? 0 : ctx.tokens;
+  return ctx.input.thresholds.find((t) => !ctx.crossed.includes(t) && t > tokens) ?? null;
 }
 
 export function isOverflow(ctx: SessionContext): boolean {

@@ -26,6 +26,10 @@ export const PROMPT_NAMES = [
   'rebuild-labels',
   'extractive-summary-header',
   'extractive-summary-labels',
+  'tool-result-cleared',
+  'compaction-system',
+  'compaction-header',
+  'writer-system',
 ] as const;
 
 /** Name of a registered prompt. */

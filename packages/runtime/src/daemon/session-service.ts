@@ -309,9 +309,10 @@ export class SessionService {
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
       await this.#fold(session, await this.#append(sessionId, type, { requestId }));
-      return replied;
+      // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
+      return { replied };
     });
-    return await answer;
+    return await answer.replied;
   }
 
   checkpoint(sessionId: string): Promise<Record<string, unknown>> {
@@ -366,9 +367,10 @@ export class SessionService {
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
       const wait = waitMs ?? (reason === 'manual' ? MANUAL_WRITER_WAIT_MS : AUTO_WRITER_WAIT_MS);
       await this.#fold(session, await this.#append(sessionId, 'rebuild.requested', { requestId, reason, waitMs: wait, checkpointExists }));
-      return replied;
+      // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
+      return { replied };
     });
-    return await answer;
+    return await answer.replied;
   }
 
   /** Cancels every pending timer (on shutdown). */

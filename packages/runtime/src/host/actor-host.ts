@@ -2,6 +2,8 @@ import type { MessagePort } from 'node:worker_threads';
 import { threadId } from 'node:worker_threads';
 import OpenAI from 'openai';
 import type { AppendInput, AppendResult } from '../event-log/event-log.ts';
+import { compactConversation } from '../rebuild/compact-conversation.ts';
+import { renderRebuild } from '../rebuild/render-rebuild.ts';
 import { WriterRun } from '../writer/writer-run.ts';
 import { HostedSession, summarize } from './session-host.ts';
 import type { HostOptions, MainToWorker, WorkerError, WorkerToMain } from './worker-messages.ts';
@@ -79,7 +81,14 @@ export class ActorHost {
           const session = this.#sessions.get(msg.sessionId);
           if (session === undefined) throw Object.assign(new Error(`session ${msg.sessionId} is not loaded in this worker`), { code: 'not_found' });
           const reply = session.fold(msg.record);
-          for (const effect of reply.effects) if (effect.kind === 'writer.start') this.#startWriter(session, effect);
+          for (const effect of reply.effects) {
+            if (effect.kind === 'writer.start') this.#startWriter(session, effect);
+            else if (effect.kind === 'rebuild.render') this.#runInput(session, 'rebuild.rendered', () => renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot }));
+            else if (effect.kind === 'rebuild.compact') {
+              const model = this.#options.model.writerModel ?? session.setup.model;
+              this.#runInput(session, 'rebuild.compacted', () => compactConversation(session, effect, { openai: this.#openai, model }));
+            }
+          }
           return this.#reply(msg.id, reply);
         }
         case 'session.status': {
@@ -94,6 +103,11 @@ export class ActorHost {
                 : { id: w.writerId, started_at: session.writerStartedAt, covers_up_to: w.boundary, mode: w.mode, turn: run?.progress.calls ?? 0, reentries: run?.progress.reentries ?? 0 },
             last_outcome: session.context.lastOutcome,
           });
+        }
+        case 'session.context': {
+          const session = this.#sessions.get(msg.sessionId);
+          if (session === undefined) throw Object.assign(new Error(`session ${msg.sessionId} is not loaded`), { code: 'not_found' });
+          return this.#reply(msg.id, session.conversation);
         }
         case 'writer.cancel': {
           await this.#writers.get(msg.writerId)?.cancel(msg.reason);
@@ -110,6 +124,15 @@ export class ActorHost {
     } catch (err) {
       if ('id' in msg) this.#fail(msg.id, err);
     }
+  }
+
+  /** Runs work for a session in this worker; its result enters the session as a logged input on the main thread. */
+  #runInput(session: HostedSession, type: string, work: () => Promise<Record<string, unknown>>): void {
+    const sessionId = session.setup.input.sessionId;
+    work().then(
+      (payload) => this.#send({ kind: 'session.input', sessionId, type, payload }),
+      (err: unknown) => this.#send({ kind: 'log', level: 'error', msg: `${type} failed`, data: { sessionId, error: String(err) } }),
+    );
   }
 
   #startWriter(session: HostedSession, effect: Parameters<HostedSession['writerSpec']>[0]): void {

@@ -63,5 +63,6 @@ export function composeWriterTask(options: {
 }
 
 /** System prompt of a delta-mode writer, which does not fork the agent's prefix. */
-export const DELTA_SYSTEM_PROMPT =
-  'You are a checkpoint writer. You record a coding session into structured memory files using the file tools you are given.';
+export function deltaSystemPrompt(): string {
+  return loadPrompt('writer-system').trimEnd();
+}

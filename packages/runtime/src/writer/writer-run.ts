@@ -26,7 +26,7 @@ import type { SnapshotFrom } from 'xstate';
 import type { AppendInput } from '../event-log/event-log.ts';
 import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
-import { DELTA_SYSTEM_PROMPT, composeWriterTask } from './writer-prompt.ts';
+import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';
 import { allowedToolNames, runWriterTool } from './writer-tools.ts';
 
 /** Everything a writer run needs, prepared by the session host when the session decides to start a writer. */
@@ -198,7 +198,7 @@ export class WriterRun {
       boundary: spec.input.boundary,
       watermark: spec.watermark,
     });
-    if (spec.input.mode === 'delta') this.#transcript.push({ role: 'system', content: DELTA_SYSTEM_PROMPT });
+    if (spec.input.mode === 'delta') this.#transcript.push({ role: 'system', content: deltaSystemPrompt() });
     this.#transcript.push(...spec.prefix, { role: 'user', content: task });
     return { type: 'writer.prepared' };
   }

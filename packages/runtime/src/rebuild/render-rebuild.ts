@@ -1,0 +1,96 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
+import { countTokens } from 'gpt-tokenizer';
+import type { HostedSession } from '../host/session-host.ts';
+import type { Message } from '../protocol/messages.ts';
+import { clearableToolResults, preservedTail } from './preserved-tail.ts';
+
+/** Newest main-slice messages whose user texts go into "recent user input" (reference §9.5). */
+const RECENT_WINDOW = 200;
+
+async function readOrNull(path: string): Promise<string | null> {
+  return await readFile(path, 'utf8').catch(() => null);
+}
+
+/** Memory files under `dir`, relative to the memory root (non-recursive into `tasks/` depth ≤ 3). */
+async function listKeys(root: string, dir: string, depth = 0): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const out: string[] = [];
+  for (const e of entries) {
+    const full = join(dir, e.name);
+    if (e.isDirectory() && depth < 3) out.push(...(await listKeys(root, full, depth + 1)));
+    else if (e.isFile() && e.name.endsWith('.md')) out.push(relative(root, full));
+  }
+  return out.sort();
+}
+
+function textOf(m: Message): string {
+  if (typeof m.content === 'string') return m.content;
+  if (!Array.isArray(m.content)) return '';
+  return m.content.flatMap((p) => (typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : [])).join('\n');
+}
+
+/** The boundary message Baton inserts: role `user`, Baton's id. */
+export function boundaryMessage(id: string, text: string): Message {
+  return { id, role: 'user', content: text };
+}
+
+/**
+ * Renders the rebuilt context for a session (SPEC §2.6): the boundary message from the memory files, and the preserved
+ * tail after the watermark with compactable tool outputs cleared. Returns the payload of the `rebuild.rendered` input;
+ * `ok: false` when the checkpoint is gone or nothing could be rendered (the rebuild then reports `insert-failed`).
+ */
+export async function renderRebuild(
+  session: HostedSession,
+  effect: { requestId: string; watermark: string },
+  options: { memoryRoot: string; caps?: RebuildCaps },
+): Promise<Record<string, unknown>> {
+  const { sessionId, projectId } = session.setup.input;
+  const paths = memoryPaths(options.memoryRoot, { projectId, sessionId });
+  try {
+    const checkpoint = await readOrNull(paths.checkpoint);
+    if (checkpoint === null) return { requestId: effect.requestId, ok: false, reason: 'checkpoint.md is missing', tailIds: [] };
+    const conversation = session.conversation;
+    const tail = preservedTail(conversation, effect.watermark);
+    const tailIds = new Set(tail.map((m) => m.id));
+    // The user's words the tail does not already carry verbatim: the covered part of the main slice.
+    const main = session.messages.filter((m) => m.agent_id === undefined || m.agent_id === 'main');
+    const recentUser = main
+      .slice(-RECENT_WINDOW)
+      .filter((m) => m.role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
+      .map((m) => ({ id: m.id, text: textOf(m) }));
+    const writer = session.context.writer;
+    const last = conversation.at(-1);
+    const rendered = renderRebuildContext({
+      tasks: session.context.tasks,
+      checkpoint,
+      projectMemory: await readOrNull(paths.memory),
+      globalMemory: await readOrNull(paths.globalMemory),
+      notes: await readOrNull(paths.notes),
+      activeWriters: writer === null ? [] : [{ writerId: writer.writerId, status: 'running', description: `checkpoint writer covering up to ${writer.boundary}` }],
+      recentUser,
+      memoryKeys: [...(await listKeys(paths.root, paths.sessionDir)), ...(await listKeys(paths.root, paths.projectDir)), ...(await listKeys(paths.root, paths.globalDir))],
+      lastMessage: last === undefined ? null : { role: last.role, finishReason: last.finish_reason ?? null },
+      sessionDir: paths.sessionDir,
+      checkpointPath: paths.checkpoint,
+      caps: options.caps ?? DEFAULT_REBUILD_CAPS,
+    });
+    if (rendered === null) return { requestId: effect.requestId, ok: false, reason: 'nothing to render from the memory files', tailIds: [] };
+    const id = `baton-rebuild-${sessionId}-${session.context.rebuildSeq}`;
+    const message = boundaryMessage(id, rendered.text);
+    return {
+      requestId: effect.requestId,
+      ok: true,
+      boundary: { id, role: 'user', tokens: countTokens(rendered.text), textual: true, finished: false, toolCallIds: [] },
+      tailIds: tail.map((m) => m.id),
+      message,
+      cleared: clearableToolResults(tail),
+      clearedText: loadPrompt('tool-result-cleared'),
+      tokens: rendered.tokens,
+      sections: rendered.sections.map((s) => ({ name: s.name, tokens: s.tokens })),
+    };
+  } catch (err) {
+    return { requestId: effect.requestId, ok: false, reason: err instanceof Error ? err.message : String(err), tailIds: [] };
+  }
+}
