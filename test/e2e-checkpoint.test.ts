@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { checkCheckpointStructure, loadPrompt } from '@baton/memory-store';
 import { toProviderMessage, type SessionEvent } from '@baton/runtime';
@@ -90,10 +92,17 @@ describe.each([1, 2])('checkpoint end to end with pool size %i', (poolSize) => {
     expect(JSON.stringify(sent.tools)).toBe(JSON.stringify(AGENT_TOOLS));
     const task = sent.messages[agentPrefix.length] as { role: string; content: string };
     expect(task.role).toBe('user');
-    expect(task.content).toContain(`CHECKPOINT_PATH = ${open.memory.checkpoint}`);
-    expect(task.content).toContain(`MEMORY_PATH = ${open.memory.memory}`);
-    expect(task.content).toContain(`NOTES_PATH = ${open.memory.notes}`);
-    expect(task.content).toContain(`TASK_MEM_DIR = ${open.memory.tasks_dir}`);
+    // The writer works on staged copies (`<data>/staging/<writer>/…`, same layout as the memory tree), committed to
+    // the live files only when it succeeds.
+    const staged = (live: string) => live.replace(`${h.dataDir}/memory/`, `${h.dataDir}/staging/${started.writer_id}/`);
+    expect(task.content).toContain(`CHECKPOINT_PATH = ${staged(open.memory.checkpoint)}`);
+    expect(task.content).toContain(`MEMORY_PATH = ${staged(open.memory.memory)}`);
+    expect(task.content).toContain(`NOTES_PATH = ${staged(open.memory.notes)}`);
+    expect(task.content).toContain(`TASK_MEM_DIR = ${staged(open.memory.tasks_dir)}`);
+    // The commit is journaled with the file's hash, and the staging tree is gone.
+    const commits = [...h.log.read('memory/commits')].map((r) => r.type);
+    expect(commits).toEqual(['commit.prepared', 'commit.applied']);
+    expect(existsSync(join(h.dataDir, 'staging', started.writer_id))).toBe(false);
 
     // Re-sending acknowledged messages is a no-op.
     const again = await h.client.append(sid, messages.slice(0, 5));

@@ -27,7 +27,7 @@ describe('writer modes and failures', () => {
     expect(s.reason).toMatch(/no writing tool/);
     expect(await settled).toMatchObject({ outcome: 'success' });
     const first = h.model.requests[0]?.body as { tools: { function: { name: string } }[]; messages: { role: string; content: unknown }[] };
-    expect(first.tools.map((t) => t.function.name)).toEqual(['read', 'write', 'edit', 'task']);
+    expect(first.tools.map((t) => t.function.name)).toEqual(['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task']);
     // Delta mode does not send the agent's system prompt.
     expect(first.messages[0]?.content).not.toBe(SYSTEM_PROMPT);
     const checkpoint = await readFile(open.memory.checkpoint, 'utf8');

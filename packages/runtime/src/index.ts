@@ -12,7 +12,7 @@ export type { SessionSetup, SessionSummary, HostOptions } from './host/worker-me
 export { WriterRun, writerStream, type WriterRunSpec } from './writer/writer-run.ts';
 export { resolveToolMap, batonToolDefinitions, WRITER_TOOLS, type ToolMap } from './writer/tool-map.ts';
 export { classifyModelError } from './writer/classify-error.ts';
-export { composeWriterTask, renderTaskTree, DEFAULT_SECTION_BUDGETS } from './writer/writer-prompt.ts';
+export { composeWriterTask, renderTaskTree } from './writer/writer-prompt.ts';
 export * from './event-log/event-log.ts';
 export { LmdbEventLog, openLmdbEventLog, type LmdbEventLogOptions } from './event-log/lmdb-event-log.ts';
 export * from './replay/index.ts';

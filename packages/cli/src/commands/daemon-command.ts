@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonDaemon, LmdbEventLog, NatsTransport } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
+import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 
@@ -39,9 +40,9 @@ function shutdownSignal(): { received: Promise<string>; dispose(): void } {
 }
 
 /**
- * `baton daemon`: connects to NATS, opens the LMDB log in `<data>/events`, serves protocol v1 until SIGTERM/SIGINT,
- * then stops the daemon, closes the log and the connection and returns 0. Configuration errors return 1 with one
- * line on stderr.
+ * `baton daemon`: connects to NATS, opens the LMDB log in `<data>/events`, serves protocol v1 until SIGTERM/SIGINT
+ * (with its pid in `<data>/daemon.pid`, see `runningDaemonPid`), then stops the daemon, closes the log and the
+ * connection and returns 0. Configuration errors return 1 with one line on stderr.
  */
 export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
@@ -95,6 +96,10 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     signal.dispose();
     return 1;
   }
+  writeDaemonPid(dataDir);
+  // Ready means served: start-up repair done and the subscriptions known to the server.
+  await daemon.ready();
+  await transport.flush();
   logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix }, 'daemon started');
   io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}`);
   const received = await signal.received;
@@ -102,6 +107,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
   logger.info(report, 'drained');
   await log.close();
+  removeDaemonPid(dataDir);
   await transport.close();
   logger.info('stopped');
   return 0;

@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import type { TailPolicy } from '@baton/actors';
 import type { z } from 'zod';
 import type { EventLog } from '../event-log/event-log.ts';
+import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import { HostPool } from '../host/host-pool.ts';
+import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
+import { clearStagingRoot } from '../writer/staging.ts';
 import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding } from '../protocol/codec.ts';
 import { parseRequest } from '../protocol/parse-request.ts';
 import { ProtocolError } from '../protocol/protocol-error.ts';
@@ -51,6 +54,10 @@ export interface DaemonOptions {
   readonly maxRequestBytes?: number;
   readonly checkpointDisabled?: boolean;
   readonly logger?: DaemonLogger;
+  /** Token budgets of checkpoint.md and MEMORY.md (`BudgetConfigSchema`); sections may not sum above a total. */
+  readonly budgets?: unknown;
+  /** Token caps of the rebuilt context (`RebuildCapsConfigSchema`). */
+  readonly rebuildCaps?: unknown;
 }
 
 type Handler = (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<Record<string, unknown>>;
@@ -69,6 +76,7 @@ export class BatonDaemon {
   readonly #startedAt: number;
   readonly #clock: () => number;
   readonly #logger: DaemonLogger;
+  readonly #ready: Promise<void>;
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
   #stopped: Promise<DrainReport> | null = null;
@@ -81,6 +89,11 @@ export class BatonDaemon {
     this.subjects = subjects(options.prefix);
     this.#startedAt = this.#clock();
     const memoryRoot = join(options.dataDir, 'memory');
+    // Validated once here: a bad configuration fails start-up with the offending key named.
+    const budgets = resolveBudgets(options.budgets ?? {});
+    const rebuildCaps = resolveRebuildCaps(options.rebuildCaps ?? {});
+    this.#ready = this.#recover(memoryRoot);
+    this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
       log: options.log,
@@ -88,6 +101,9 @@ export class BatonDaemon {
         dataDir: options.dataDir,
         memoryRoot,
         stagingRoot: join(options.dataDir, 'staging'),
+        historyDir: join(options.dataDir, 'history'),
+        budgets,
+        rebuildCaps,
         model: {
           baseURL: options.model.baseURL,
           apiKey: options.model.apiKey,
@@ -127,6 +143,25 @@ export class BatonDaemon {
   }
 
   #encodings = new Map<string, Encoding>();
+
+  /**
+   * Start-up repair (SPEC §2.5): finishes memory commits a crash interrupted (roll forward from the history store)
+   * and drops staging trees of writers that died with the previous process. Requests wait for it.
+   */
+  async #recover(memoryRoot: string): Promise<void> {
+    await clearStagingRoot(join(this.#o.dataDir, 'staging'));
+    const recovered = await recoverCommits({
+      memoryRoot,
+      history: new HistoryStore(join(this.#o.dataDir, 'history')),
+      journal: new EventLogCommitJournal(this.#o.log),
+    });
+    if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
+  }
+
+  /** Resolves once start-up repair is done and requests are served. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
 
   #publish(sessionId: string, encoding: Encoding | null, event: Record<string, unknown>): void {
     if (encoding !== null) this.#encodings.set(sessionId, encoding);

@@ -1,6 +1,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import { threadId } from 'node:worker_threads';
+import { join } from 'node:path';
+import { HistoryStore } from '@baton/memory-store';
 import OpenAI from 'openai';
+import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import type { AppendInput, AppendResult } from '../event-log/event-log.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
@@ -20,6 +23,8 @@ export class ActorHost {
   readonly #writers = new Map<string, WriterRun>();
   readonly #pendingLogs = new Map<number, { resolve: (r: readonly AppendResult[]) => void; reject: (e: Error) => void }>();
   readonly #openai: OpenAI;
+  readonly #history: HistoryStore;
+  readonly #journal: WorkerCommitJournal;
   #nextId = 1;
   #stopped: () => void = () => {};
   readonly stopped = new Promise<void>((resolve) => {
@@ -35,6 +40,8 @@ export class ActorHost {
       timeout: options.model.timeoutMs,
       maxRetries: options.model.maxRetries,
     });
+    this.#history = new HistoryStore(options.historyDir);
+    this.#journal = new WorkerCommitJournal((stream, records) => this.#appendLog(stream, records));
     port.on('message', (msg: MainToWorker) => {
       void this.#handle(msg);
     });
@@ -83,7 +90,7 @@ export class ActorHost {
           const reply = session.fold(msg.record);
           for (const effect of reply.effects) {
             if (effect.kind === 'writer.start') this.#startWriter(session, effect);
-            else if (effect.kind === 'rebuild.render') this.#runInput(session, 'rebuild.rendered', () => renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot }));
+            else if (effect.kind === 'rebuild.render') this.#runInput(session, 'rebuild.rendered', () => renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps }));
             else if (effect.kind === 'rebuild.compact') {
               const model = this.#options.model.writerModel ?? session.setup.model;
               this.#runInput(session, 'rebuild.compacted', () => compactConversation(session, effect, { openai: this.#openai, model }));
@@ -142,6 +149,10 @@ export class ActorHost {
     const run = new WriterRun(spec, {
       openai: this.#openai,
       memoryRoot: this.#options.memoryRoot,
+      stagingRoot: join(this.#options.stagingRoot, effect.writerId),
+      history: this.#history,
+      journal: this.#journal,
+      budgets: this.#options.budgets,
       threadId,
       clock: () => Date.now(),
       appendLog: (stream, records) => this.#appendLog(stream, records),

@@ -1,4 +1,5 @@
 import type { Failure, SessionEffect, SessionInput, WriterOutcome, WriterPerf } from '@baton/actors';
+import type { Budgets, RebuildCaps } from '@baton/memory-store';
 import type { AppendInput, AppendResult, StoredRecord } from '../event-log/event-log.ts';
 
 /**
@@ -73,5 +74,9 @@ export interface HostOptions {
   readonly dataDir: string;
   readonly memoryRoot: string;
   readonly stagingRoot: string;
+  /** Content-addressed versions of committed memory files. */
+  readonly historyDir: string;
+  readonly budgets: Budgets;
+  readonly rebuildCaps: RebuildCaps;
   readonly model: { readonly baseURL: string; readonly apiKey: string; readonly writerModel: string | null; readonly timeoutMs: number; readonly maxRetries: number };
 }

@@ -146,6 +146,9 @@ export function batonToolDefinitions(): object[] {
     fn('read', 'Read a memory file (absolute path).', { path: str, offset: { type: 'integer' }, limit: { type: 'integer' } }, ['path']),
     fn('write', 'Write a whole memory file (absolute path).', { path: str, content: str }, ['path', 'content']),
     fn('edit', 'Replace old_string with new_string in a memory file.', { path: str, old_string: str, new_string: str, replace_all: { type: 'boolean' } }, ['path', 'old_string', 'new_string']),
+    fn('apply_patch', 'Apply a patch (*** Begin Patch / *** Update File: <path> / @@ / -old / +new / *** End Patch) to memory files.', { patch: str }, ['patch']),
+    fn('glob', 'List memory files matching a glob pattern.', { pattern: str, path: str }, ['pattern']),
+    fn('grep', 'Search memory files with a regular expression.', { pattern: str, path: str, include: str }, ['pattern']),
     fn('task', "List the parent session's task tree.", { operation: { type: 'string', enum: ['list'] } }, ['operation']),
   ];
 }

@@ -1,10 +1,5 @@
 import type { Task } from '@baton/actors';
-import { loadPrompt, renderPrompt, type MemoryPaths } from '@baton/memory-store';
-
-/** Default checkpoint section budgets in tokens (SPEC §2.4; they sum to the 11 000 total). */
-export const DEFAULT_SECTION_BUDGETS: Readonly<Record<string, number>> = {
-  '§1': 400, '§2': 700, '§3': 600, '§4': 800, '§5': 1_500, '§6': 1_100, '§7': 1_500, '§8': 1_100, '§9': 700, '§10': 2_000, '§11': 600,
-};
+import { loadPrompt, renderBudgetTable, renderPrompt, type Budgets, type MemoryPaths } from '@baton/memory-store';
 
 const ICONS: Readonly<Record<Task['status'], string>> = { open: '🔵', in_progress: '🔄', blocked: '🟡', done: '✅', abandoned: '❌' };
 
@@ -28,13 +23,6 @@ export function renderTaskTree(tasks: readonly Task[]): string {
   return lines.join('\n');
 }
 
-function renderBudgets(): string {
-  const entries = Object.entries(DEFAULT_SECTION_BUDGETS).map(([k, v]) => `${k}: ${v}`);
-  const rows: string[] = [];
-  for (let i = 0; i < entries.length; i += 3) rows.push(`   ${entries.slice(i, i + 3).join('    ')}`);
-  return ['Section budgets (~tokens):', ...rows].join('\n');
-}
-
 /** The writer task message (SPEC §2.3): our prompt text with the four absolute paths and the inlined task tree. */
 export function composeWriterTask(options: {
   readonly paths: MemoryPaths;
@@ -42,6 +30,9 @@ export function composeWriterTask(options: {
   readonly tasks: readonly Task[];
   readonly boundary: string;
   readonly watermark: string | null;
+  /** The SUBAGENT PROGRESS block (empty when no task journal changed). */
+  readonly progress: string;
+  readonly budgets: Budgets;
 }): string {
   const { paths } = options;
   const range =
@@ -54,9 +45,9 @@ export function composeWriterTask(options: {
     MEMORY_PATH: paths.memory,
     TASK_MEM_DIR: paths.tasksDir,
     NOTES_PATH: paths.notes,
-    SUBAGENT_PROGRESS: '',
+    SUBAGENT_PROGRESS: options.progress,
     NOTES_TEMPLATE: loadPrompt('notes-template'),
-    SECTION_BUDGETS: renderBudgets(),
+    SECTION_BUDGETS: renderBudgetTable(options.budgets),
     TASK_TREE: renderTaskTree(options.tasks),
     RANGE: range,
   });

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { copyFile, readFile } from 'node:fs/promises';
 import {
   foldEvent,
   foldStart,
@@ -13,13 +11,14 @@ import {
   type WriterOutcome,
 } from '@baton/actors';
 import {
-  bootstrapMemory,
-  checkCheckpointStructure,
-  createWriterFiles,
-  loadPrompt,
-  memoryPaths,
+  DEFAULT_BUDGETS,
+  HistoryStore,
+  renderExtractionReflection,
   renderPrompt,
-  type MemoryPaths,
+  renderValidationReflection,
+  type Budgets,
+  type CommitJournal,
+  type Violation,
 } from '@baton/memory-store';
 import type OpenAI from 'openai';
 import type { SnapshotFrom } from 'xstate';
@@ -28,6 +27,7 @@ import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
 import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';
 import { allowedToolNames, runWriterTool } from './writer-tools.ts';
+import { WriterWorkspace } from './writer-workspace.ts';
 
 /** Everything a writer run needs, prepared by the session host when the session decides to start a writer. */
 export interface WriterRunSpec {
@@ -47,6 +47,12 @@ export interface WriterRunSpec {
 export interface WriterRunDeps {
   readonly openai: OpenAI;
   readonly memoryRoot: string;
+  /** This writer's staging root (`<data>/staging/<writer-id>`). */
+  readonly stagingRoot: string;
+  readonly history: HistoryStore;
+  /** Where commits are journaled (the main thread's event log). */
+  readonly journal: CommitJournal;
+  readonly budgets?: Budgets;
   readonly threadId: number;
   readonly clock: () => number;
   /** Appends to the log and resolves when durable (the main thread owns the log). */
@@ -68,7 +74,8 @@ export class WriterRun {
   readonly #deps: WriterRunDeps;
   readonly #abort = new AbortController();
   readonly #transcript: Record<string, unknown>[] = [];
-  #paths: MemoryPaths | null = null;
+  #workspace: WriterWorkspace | null = null;
+  #violations: readonly Violation[] = [];
   #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
   #queue: Promise<void> = Promise.resolve();
   #settle: () => void = () => {};
@@ -147,34 +154,42 @@ export class WriterRun {
       case 'model.call':
         return await this.#callModel(effect.nudge);
       case 'tools.run': {
-        const ctx = { files: createWriterFiles(this.#requirePaths()), tasks: this.#spec.tasks, toolMap: this.#spec.toolMap };
+        const ctx = { files: this.#ws().files, tasks: this.#spec.tasks, toolMap: this.#spec.toolMap };
         const results = [];
         for (const call of effect.calls) results.push(await runWriterTool(call, ctx));
         for (const r of results) this.#transcript.push({ role: 'tool', tool_call_id: r.id, content: r.output });
         return { type: 'tools.completed', results };
       }
-      case 'validate':
-        return await this.#validate();
-      case 'commit':
-        return await this.#commit();
-      case 'quarantine': {
-        const paths = this.#requirePaths();
-        await copyFile(paths.checkpoint, paths.invalidCheckpoint).catch(() => {});
-        return null;
+      case 'validate': {
+        const userRequestExists = this.#spec.prefix.some((m) => m['role'] === 'user');
+        const verdict = await this.#ws().validate(userRequestExists);
+        this.#violations = verdict.violations;
+        return { type: 'validation.completed', errors: verdict.errors, extract: verdict.extract, warnings: verdict.warnings };
       }
+      case 'commit':
+        try {
+          return { type: 'commit.completed', files: await this.#ws().commit() };
+        } catch (err) {
+          return { type: 'commit.failed', message: err instanceof Error ? err.message : String(err) };
+        }
+      case 'quarantine':
+        await this.#ws().quarantine().catch(() => null);
+        return null;
       case 'reentered':
         this.#deps.publish({ type: 'writer.reentered', writer_id: this.writerId, iteration: effect.iteration, kind: effect.reason });
         return null;
       case 'settle':
+        // Staged edits are committed or dropped by now: nothing of this writer stays in the staging tree.
+        await this.#workspace?.discard().catch(() => {});
         this.#deps.settled({ outcome: effect.outcome, failure: effect.failure, reason: effect.reason, perf: effect.perf });
         this.#settle();
         return null;
     }
   }
 
-  #requirePaths(): MemoryPaths {
-    if (this.#paths === null) throw new Error('writer used before prepare');
-    return this.#paths;
+  #ws(): WriterWorkspace {
+    if (this.#workspace === null) throw new Error('writer used before prepare');
+    return this.#workspace;
   }
 
   async #prepare(): Promise<WriterEvent> {
@@ -184,19 +199,32 @@ export class WriterRun {
       // No fork prefix means nothing to record: never a success (fix of reference §10.5).
       return { type: 'writer.prepare_failed', outcome: 'skipped', reason: 'no conversation prefix to fork' };
     }
+    let progress: string;
     try {
-      this.#paths = memoryPaths(this.#deps.memoryRoot, { projectId: spec.projectId, sessionId: spec.input.sessionId });
-      await bootstrapMemory(this.#paths);
+      this.#workspace = new WriterWorkspace({
+        memoryRoot: this.#deps.memoryRoot,
+        stagingRoot: this.#deps.stagingRoot,
+        history: this.#deps.history,
+        journal: this.#deps.journal,
+        budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
+        ids: { projectId: spec.projectId, sessionId: spec.input.sessionId },
+        writerId: this.writerId,
+        clock: this.#deps.clock,
+      });
+      await this.#workspace.prepare();
+      progress = await this.#workspace.progressBlock();
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       return { type: 'writer.prepare_failed', outcome: 'failure', reason: message, failure: { kind: 'other', retryable: false, message } };
     }
     const task = composeWriterTask({
-      paths: this.#paths,
+      paths: this.#workspace.staged,
       tools: allowedToolNames({ toolMap: spec.toolMap }),
       tasks: spec.tasks,
       boundary: spec.input.boundary,
       watermark: spec.watermark,
+      progress,
+      budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
     });
     if (spec.input.mode === 'delta') this.#transcript.push({ role: 'system', content: deltaSystemPrompt() });
     this.#transcript.push(...spec.prefix, { role: 'user', content: task });
@@ -205,18 +233,14 @@ export class WriterRun {
 
   #nudgeText(nudge: Extract<WriterEffect, { kind: 'model.call' }>['nudge']): string | null {
     if (nudge === null) return null;
-    const paths = this.#requirePaths();
+    const paths = this.#ws().staged;
     if (nudge.kind === 'continuation') {
       return renderPrompt('writer-reminder', { CHECKPOINT_PATH: paths.checkpoint, MEMORY_PATH: paths.memory, NOTES_PATH: paths.notes });
     }
-    if (nudge.kind === 'validation') {
-      return renderPrompt('validation-reflection', {
-        DETAILS: nudge.details.map((d) => `- ${d}`).join('\n'),
-        CHECKPOINT_PATH: paths.checkpoint,
-        MEMORY_PATH: paths.memory,
-      });
-    }
-    return renderPrompt('extraction-required', { FILES: nudge.details.join(', ') });
+    const severity = nudge.kind === 'extraction' ? 'extract-required' : 'error';
+    const violations = this.#violations.filter((v) => v.severity === severity);
+    if (nudge.kind === 'extraction') return renderExtractionReflection(violations);
+    return renderValidationReflection(violations, { checkpointPath: paths.checkpoint, memoryPath: paths.memory });
   }
 
   async #callModel(nudge: Extract<WriterEffect, { kind: 'model.call' }>['nudge']): Promise<WriterEvent> {
@@ -256,32 +280,6 @@ export class WriterRun {
     } catch (err) {
       const { failure, status } = classifyModelError(err);
       return { type: 'model.failed', failure, status };
-    }
-  }
-
-  async #validate(): Promise<WriterEvent> {
-    const paths = this.#requirePaths();
-    const text = await readFile(paths.checkpoint, 'utf8').catch(() => '');
-    const errors: string[] = [];
-    if (text === '') errors.push(`${paths.checkpoint}: the file is missing or empty after the writer finished`);
-    else {
-      const check = checkCheckpointStructure(text, loadPrompt('checkpoint-template'));
-      for (const p of check.problems) errors.push(`${paths.checkpoint}: ${p}`);
-    }
-    return { type: 'validation.completed', errors, extract: [], warnings: [] };
-  }
-
-  async #commit(): Promise<WriterEvent> {
-    const paths = this.#requirePaths();
-    try {
-      const files = [];
-      for (const path of [paths.checkpoint, paths.memory, paths.notes]) {
-        const data = await readFile(path).catch(() => null);
-        if (data !== null) files.push({ path, hash: createHash('sha256').update(data).digest('hex') });
-      }
-      return { type: 'commit.completed', files };
-    } catch (err) {
-      return { type: 'commit.failed', message: err instanceof Error ? err.message : String(err) };
     }
   }
 }

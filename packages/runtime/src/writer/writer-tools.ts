@@ -3,8 +3,8 @@ import { MemoryStoreError, renderPrompt, type WriterFiles } from '@baton/memory-
 import { renderTaskTree } from './writer-prompt.ts';
 import type { ToolMap, WriterToolName } from './tool-map.ts';
 
-/** Writer tools Baton implements today; `apply_patch`, `glob` and `grep` are answered "Tool not permitted" until built. */
-export const IMPLEMENTED_TOOLS: readonly WriterToolName[] = ['read', 'write', 'edit', 'task'];
+/** Writer tools Baton implements (SPEC §2.3); any other tool is answered "Tool not permitted". */
+export const IMPLEMENTED_TOOLS: readonly WriterToolName[] = ['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task'];
 
 export interface ToolContext {
   readonly files: WriterFiles;
@@ -65,6 +65,23 @@ export async function runWriterTool(call: ToolCall, ctx: ToolContext): Promise<T
       case 'edit': {
         const r = await ctx.files.edit(str(args, 'path'), str(args, 'old_string'), str(args, 'new_string'), args['replace_all'] === true);
         return { id: call.id, name: call.name, ok: true, output: `Edited ${r.path} (${r.replacements} replacement${r.replacements === 1 ? '' : 's'})` };
+      }
+      case 'apply_patch': {
+        const r = await ctx.files.applyPatch(str(args, 'patch'));
+        return { id: call.id, name: call.name, ok: true, output: r.changes.map((c) => `${c.action} ${c.path}${c.movedFrom !== undefined ? ` (from ${c.movedFrom})` : ''}`).join('\n') || 'No changes.' };
+      }
+      case 'glob': {
+        const path = typeof args['path'] === 'string' ? args['path'] : undefined;
+        const r = await ctx.files.glob(str(args, 'pattern'), path);
+        const lines = r.files.length === 0 ? ['No files matched.'] : r.files;
+        return { id: call.id, name: call.name, ok: true, output: [...lines, ...(r.truncated ? ['(more files matched; narrow the pattern)'] : [])].join('\n') };
+      }
+      case 'grep': {
+        const path = typeof args['path'] === 'string' ? args['path'] : undefined;
+        const include = typeof args['include'] === 'string' ? args['include'] : undefined;
+        const r = await ctx.files.grep(str(args, 'pattern'), path, include);
+        const lines = r.matches.length === 0 ? ['No matches.'] : r.matches;
+        return { id: call.id, name: call.name, ok: true, output: [...lines, ...(r.truncated ? ['(more lines matched; narrow the pattern)'] : [])].join('\n') };
       }
       case 'task':
         return { id: call.id, name: call.name, ok: true, output: renderTaskTree(ctx.tasks) };
