@@ -359,6 +359,8 @@ function related(a: string, b: string): boolean {
 }
 
 async function logSnapshot(): Promise<Map<string, number>> {
+  // Decisions of earlier valid requests are written lazily; write them now so only bad requests are compared.
+  await daemon.sessions.flushDecisions();
   await log.flushed();
   const snapshot = new Map<string, number>();
   for (const stream of log.streams()) snapshot.set(stream, log.lastSeq(stream));

@@ -247,6 +247,8 @@ function withDeepValue(body: unknown, encoding: Encoding, depth: number): Uint8A
 
 /** Every stream with its last sequence, plus the log-wide count, once every issued append has settled. */
 async function logSnapshot(): Promise<Record<string, number>> {
+  // Decisions of earlier valid requests are written lazily; write them now so only bad requests are compared.
+  await daemon.sessions.flushDecisions();
   await log.flushed();
   const snapshot: Record<string, number> = { '*global': log.lastGlobalSeq() };
   for (const stream of log.streams()) snapshot[stream] = log.lastSeq(stream);

@@ -285,6 +285,7 @@ export class BatonDaemon {
       for (const sub of this.#subs) sub.unsubscribe();
       this.#sessions.clearTimers();
       await this.#sessions.idle();
+      await this.#sessions.flushDecisions();
       await this.#pool.close();
       return report;
     })();

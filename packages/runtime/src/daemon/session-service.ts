@@ -26,6 +26,9 @@ import type { OpenRequest } from '../protocol/requests.ts';
 import { resolveToolMap } from '../writer/tool-map.ts';
 import { Mailbox } from './mailbox.ts';
 
+/** How long an idle session's decisions wait for a next input before they are written on their own. */
+const DECISION_FLUSH_MS = 50;
+
 export function sessionStream(sessionId: string): string {
   return `session/${sessionId}`;
 }
@@ -63,6 +66,7 @@ export class SessionService {
   readonly #mailbox = new Mailbox();
   readonly #foldListeners = new Set<() => void>();
   readonly #timers = new Map<string, { sessionId: string; handle: ReturnType<typeof setTimeout> }>();
+  readonly #decisions = new Map<string, { records: AppendInput[]; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -89,9 +93,46 @@ export class SessionService {
 
   async #append(sessionId: string, type: string, payload: unknown, msgId?: string): Promise<StoredRecord> {
     const input: AppendInput = { type, at: this.#o.clock(), payload, ...(msgId !== undefined ? { msgId } : {}) };
-    const [res] = await this.#o.log.append(sessionStream(sessionId), [input]);
+    // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
+    const decisions = this.#takeDecisions(sessionId);
+    const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, input]);
+    const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
     return { ...input, v: 1, stream: sessionStream(sessionId), seq: res.seq };
+  }
+
+  #takeDecisions(sessionId: string): AppendInput[] {
+    const pending = this.#decisions.get(sessionId);
+    if (pending === undefined) return [];
+    this.#decisions.delete(sessionId);
+    clearTimeout(pending.timer);
+    return pending.records;
+  }
+
+  /**
+   * Queues the decision of a folded input. Decisions are derived data (replay recomputes them) recorded so that
+   * `replay --verify` can detect divergence; they are written with the session's next input, or after a short idle
+   * delay, so they never cost the request path a commit of their own.
+   */
+  #queueDecision(sessionId: string, record: AppendInput): void {
+    const pending = this.#decisions.get(sessionId);
+    if (pending !== undefined) {
+      pending.records.push(record);
+      return;
+    }
+    const timer = setTimeout(() => void this.#flushDecisions(sessionId), DECISION_FLUSH_MS);
+    timer.unref();
+    this.#decisions.set(sessionId, { records: [record], timer });
+  }
+
+  async #flushDecisions(sessionId: string): Promise<void> {
+    const records = this.#takeDecisions(sessionId);
+    if (records.length > 0) await this.#o.log.append(sessionStream(sessionId), records).catch(() => {});
+  }
+
+  /** Writes every queued decision (on drain and shutdown). */
+  async flushDecisions(): Promise<void> {
+    await Promise.all([...this.#decisions.keys()].map((sid) => this.#flushDecisions(sid)));
   }
 
   /** Folds a durable record in the session's actor and runs its effects. */
@@ -100,10 +141,7 @@ export class SessionService {
     session.summary = reply.summary;
     for (const effect of reply.effects) this.#runEffect(session, effect);
     for (const listener of this.#foldListeners) listener();
-    // The decision is derived data (replay recomputes it); recorded so `replay --verify` can detect divergence.
-    void this.#o.log
-      .append(sessionStream(session.sessionId), [{ type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } }])
-      .catch(() => {});
+    this.#queueDecision(session.sessionId, { type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } });
     return reply;
   }
 
