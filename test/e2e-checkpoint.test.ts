@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { checkCheckpointStructure, loadPrompt } from '@baton/memory-store';
-import { toProviderMessage, type SessionEvent } from '@baton/runtime';
+import { toProviderMessage, verifySession, type SessionEvent } from '@baton/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
@@ -107,5 +107,12 @@ describe.each([1, 2])('checkpoint end to end with pool size %i', (poolSize) => {
     // Re-sending acknowledged messages is a no-op.
     const again = await h.client.append(sid, messages.slice(0, 5));
     expect(again).toMatchObject({ accepted: 0, duplicates: 5 });
+
+    // `replay --verify`: re-folding the log through the machines reproduces every recorded decision and settlement.
+    await h.daemon.sessions.flushDecisions();
+    const verified = verifySession(h.log, sid);
+    expect(verified.divergence).toBeNull();
+    expect(verified.writers).toBe(1);
+    expect(verified.decisions).toBeGreaterThanOrEqual(3);
   });
 });

@@ -26,7 +26,7 @@ describe('rebuild', () => {
     }
   }
 
-  it('rebuilds from an existing checkpoint without a model call, keeping the tail and every later user message verbatim', async () => {
+  it('scenarios 34 and 39: rebuilds from an existing checkpoint without a model call, keeps the tail and every later user message verbatim, recovers the usage once', async () => {
     // One rung, so the later messages start no second writer.
     const sid = await openSession({ checkpoint: { thresholds: ['20%'] } });
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
@@ -67,7 +67,7 @@ describe('rebuild', () => {
     expect(status.state.tokens).toBe(appended.state.tokens);
   });
 
-  it('waits for a writer when no checkpoint exists, then rebuilds', async () => {
+  it('scenarios 35 and 41: with no checkpoint a writer is started and awaited, then the context is rebuilt', async () => {
     const sid = await openSession({ checkpoint: { thresholds: ['95%'] } });
     await h.client.append(sid, conversation(3, { prefix: 'w' }));
     const started = h.client.waitForEvent(sid, (e) => e.type === 'writer.started', 20_000);
@@ -77,7 +77,7 @@ describe('rebuild', () => {
     expect(reply.context.length).toBeGreaterThan(1);
   });
 
-  it('falls back to compaction when the writer fails, with an extractive summary when the model is unreachable', async () => {
+  it('scenario 35 (failure): a failed writer falls back to compaction, extractive when the model is unreachable', async () => {
     const sid = await openSession({ checkpoint: { thresholds: ['95%'] } });
     await h.client.append(sid, conversation(3, { prefix: 'x' }));
     h.model.reset();
@@ -92,7 +92,7 @@ describe('rebuild', () => {
     h.model.reset();
   });
 
-  it('compacts with a notice when checkpointing or memory writing is switched off', async () => {
+  it('scenario 38: switches off give compaction with a notice naming the switch, without a writer', async () => {
     const off = await openSession({ checkpoint: { enabled: false } });
     await h.client.append(off, conversation(2, { prefix: 'o' }));
     const a = await h.client.rebuild(off, { reason: 'manual' });
@@ -106,7 +106,7 @@ describe('rebuild', () => {
     expect(b.status_text).toMatch(/memory.disable_write/);
   });
 
-  it('a second rebuild before a newer checkpoint keeps the previous tail and the pending user message', async () => {
+  it('scenario 40 (fix): a second rebuild before a newer checkpoint keeps the previous tail and the pending user message', async () => {
     const sid = await openSession({ checkpoint: { thresholds: ['95%'] } });
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
     await h.client.append(sid, conversation(3, { prefix: 'r' }));
@@ -125,5 +125,28 @@ describe('rebuild', () => {
     for (const m of more) expect(ids).toContain(m.id);
     expect(second.context.at(-1)).toMatchObject({ id: 'pending-user', content: pending.content });
     expect(ids.filter((id) => id.startsWith('baton-'))).toHaveLength(1);
+  });
+
+  it('scenarios 36 and 44: an in-flight writer is awaited (bounded) before rendering, and only this session\'s writer is listed', async () => {
+    const sid = await openSession({ checkpoint: { thresholds: ['20%'] } });
+    const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
+    await h.client.append(sid, conversation(4, { prefix: 'y' }));
+    expect(await settled).toMatchObject({ outcome: 'success' });
+    // Another session's writer stalls: it must not appear in this session's rebuilt context.
+    const other = await openSession({ checkpoint: { thresholds: ['95%'] } });
+    await h.client.append(other, conversation(2, { prefix: 'z' }));
+    h.model.reset();
+    h.model.script({ stall: true }, { delayMs: 300, then: { reply: { content: 'CHECKPOINT_COMPLETE' } } });
+    expect((await h.client.checkpoint(other)).result).toBe('started');
+    // This session's own second writer is slow: the rebuild waits for it (status "Preparing conversation context…").
+    await h.client.append(sid, conversation(1, { prefix: 'yy', start: 40_000 }));
+    const status = h.client.waitForEvent(sid, (e) => e.type === 'status' && e.text.startsWith('Preparing'), 20_000);
+    expect((await h.client.checkpoint(sid)).result).toBe('started');
+    const reply = await h.client.rebuild(sid, { reason: 'manual' });
+    await status;
+    expect(reply.outcome).toBe('rebuilt');
+    const text = String(reply.context[0]?.content);
+    expect(text).not.toContain(`${other}-w1`);
+    h.model.reset();
   });
 });
