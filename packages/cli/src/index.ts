@@ -2,5 +2,6 @@
 export { main, buildProgram } from './main.ts';
 export { runDaemon, type DaemonCommandOptions } from './commands/daemon-command.ts';
 export { runDemo, DEMO_TAIL_POLICY, type DemoOptions } from './commands/demo-command.ts';
+export { runMemoryDiff, runMemoryLog, runMemoryRestore, MEMORY_EXIT, type MemoryOptions } from './commands/memory-command.ts';
 export { runReplay, REPLAY_EXIT, type ReplayOptions } from './commands/replay-command.ts';
 export type { CliIo } from './cli-io.ts';

@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { processIo, type CliIo } from './cli-io.ts';
 import { runDaemon } from './commands/daemon-command.ts';
 import { runDemo } from './commands/demo-command.ts';
+import { runMemoryDiff, runMemoryLog, runMemoryRestore } from './commands/memory-command.ts';
 import { runReplay } from './commands/replay-command.ts';
 import { LOG_LEVELS, type LogLevel } from './daemon/pino-daemon-logger.ts';
 
@@ -93,6 +94,52 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addHelpText('after', '\nExit codes: 0 ok, 1 divergence, 2 unknown session or no event log.')
     .action(async (session: string, o: { dataDir: string; json?: boolean; verify?: boolean }) => {
       setExit(await runReplay(session, { dataDir: o.dataDir, json: o.json === true, verify: o.verify === true }, io));
+    });
+
+  const memory = program
+    .command('memory')
+    .description('list, diff and restore the committed versions of memory files (checkpoint.md, MEMORY.md, spillover files)')
+    .addHelpText(
+      'after',
+      '\n<scope>: a session id (its checkpoint.md), project:<id> (its MEMORY.md) or a path relative to <data>/memory.' +
+        '\nExit codes: 0 ok, 1 refused or failed, 2 unknown scope, version or event log.',
+    );
+  const scopeArgument = ['<scope>', 'session id, project:<id>, or a path relative to the memory root'] as const;
+
+  memory
+    .command('log')
+    .description('list every committed version: number, time, short hash, writer (or restore), size, and which one the live file has')
+    .argument(...scopeArgument)
+    .addOption(dataDirOption())
+    .option('--json', 'the versions as one JSON object')
+    .action(async (scope: string, o: { dataDir: string; json?: boolean }) => {
+      setExit(await runMemoryLog(scope, { dataDir: o.dataDir, json: o.json === true }, io));
+    });
+
+  memory
+    .command('diff')
+    .description('unified line diff between two versions; <to> defaults to the live file')
+    .argument(...scopeArgument)
+    .argument('<from>', 'version number (3 or v3), or live')
+    .argument('[to]', 'version number, or live (default)')
+    .addOption(dataDirOption())
+    .action(async (scope: string, from: string, to: string | undefined, o: { dataDir: string }) => {
+      setExit(await runMemoryDiff(scope, from, to, { dataDir: o.dataDir }, io));
+    });
+
+  memory
+    .command('restore')
+    .description('commit a version again as the newest one (reason "restore": history is never rewritten)')
+    .argument(...scopeArgument)
+    .argument('<version>', 'version number (3 or v3)')
+    .addOption(dataDirOption())
+    .addHelpText(
+      'after',
+      '\nRefused while `baton daemon` runs on the data directory (the event log takes one writing process at a time).' +
+        '\nA writer of the session that commits after the restore (e.g. once the daemon runs again) makes its own version the newest.',
+    )
+    .action(async (scope: string, version: string, o: { dataDir: string }) => {
+      setExit(await runMemoryRestore(scope, version, { dataDir: o.dataDir }, io));
     });
 
   return program;

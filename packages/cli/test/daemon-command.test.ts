@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, LmdbEventLog, NatsTransport, type SessionSetup } from '@baton/runtime';
@@ -52,6 +52,11 @@ describe('baton daemon', { timeout: 60_000 }, () => {
     try {
       const ready = await waitForLine(child, /^baton daemon ready /);
       expect(ready).toBe(`baton daemon ready nats=${nats.url} data=${dataDir} pool=1 pid=${child.pid}`);
+      expect(readFileSync(join(dataDir, 'daemon.pid'), 'utf8')).toBe(`${child.pid}\n`);
+      // the event log takes one writing process at a time: a restore is refused while the daemon runs
+      const restore = captureIo();
+      expect(await main(['node', 'baton', 'memory', 'restore', 'some-session', '1', '--data-dir', dataDir], restore, {})).toBe(1);
+      expect(restore.stderr).toEqual([expect.stringContaining(`a daemon seems to be running on ${dataDir} (pid ${child.pid}`)]);
       const transport = await NatsTransport.connect({ servers: nats.url });
       try {
         const client = new BatonClient(transport, { prefix: 'clitest' });
@@ -68,6 +73,7 @@ describe('baton daemon', { timeout: 60_000 }, () => {
     const run = await done;
     expect(run.signal).toBeNull();
     expect(run.code).toBe(0);
+    expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(false);
   });
 
   it('passes BATON_DISABLE_CHECKPOINT=1 to the daemon: sessions open with checkpoints disabled and start no writer', async () => {

@@ -36,7 +36,7 @@ describe('baton --help', { timeout: 30_000 }, () => {
   it('lists the commands and exits 0', async () => {
     const run = await runBaton(['--help']);
     expect(run.code).toBe(0);
-    for (const command of ['daemon', 'demo', 'replay']) expect(run.stdout).toContain(command);
+    for (const command of ['daemon', 'demo', 'replay', 'memory']) expect(run.stdout).toContain(command);
   });
 
   it('documents the daemon options', async () => {
