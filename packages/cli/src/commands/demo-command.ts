@@ -1,10 +1,13 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonClient, BatonDaemon, LmdbEventLog, MemoryTransport, type Message, type SessionEventStream } from '@baton/runtime';
+import { fileVersions } from '@baton/memory-store';
+import { BatonClient, BatonDaemon, EventLogCommitJournal, LmdbEventLog, MemoryTransport, type Message, type SessionEventStream } from '@baton/runtime';
 import { startLoopbackModel, type LoopbackModel } from '@baton/runtime/testing';
 import type { CliIo } from '../cli-io.ts';
 import { sectionExcerpt } from '../demo/checkpoint-excerpt.ts';
+import { AgentHistory } from '../demo/agent-history.ts';
 import { DemoNarrator } from '../demo/demo-narrator.ts';
+import { rebuildReportLines } from '../demo/rebuild-report.ts';
 import { agentTurns, loadRecordedSession } from '../demo/recorded-session.ts';
 import { excerpt, groupDigits } from '../format/numbers.ts';
 
@@ -44,8 +47,9 @@ async function sleep(ms: number): Promise<void> {
 /**
  * `baton demo`: everything embedded (in-memory transport, LMDB log in `<data>/events`, the loopback model in
  * extractive mode, a daemon and a client in this process). Replays the recorded coding session one agent turn at a
- * time, waiting for each writer to settle so the output reads as a story, then prints the checkpoint and the
- * replay commands. Everything is closed before it returns.
+ * time, waiting for each writer to settle so the output reads as a story. When an append reports an overflow, it
+ * asks for a rebuild, prints what came back and, being the agent, continues from the rebuilt context. Finally it
+ * prints the checkpoint and the replay (and memory history) commands. Everything is closed before it returns.
  */
 export async function runDemo(options: DemoOptions, io: CliIo): Promise<number> {
   const started = Date.now();
@@ -114,22 +118,46 @@ export async function runDemo(options: DemoOptions, io: CliIo): Promise<number> 
       clearTimeout(timer);
     };
 
+    // Prints `first` lines, then the narrator's lines held since `held = []` (events arrive around a reply).
+    const release = async (first: readonly string[]): Promise<void> => {
+      await new Promise((r) => setImmediate(r));
+      const lines: string[] = held ?? [];
+      held = null;
+      for (const line of [...first, ...lines]) io.out(line);
+    };
+
+    // The demo is the agent: it keeps its own history, and replaces it with the rebuilt context on overflow.
+    const history = new AgentHistory(recording.open.system, recording.open.tools);
+    let rebuilds = 0;
     for (const turn of turns) {
       held = [];
-      const reply = await client.append(sid, turn);
-      io.out(turnLine(turn, reply.state.tokens));
-      // Events published while folding this turn arrive around the reply; let them reach the narrator, then print.
-      await new Promise((r) => setImmediate(r));
-      const lines: string[] = held;
-      held = null;
-      for (const line of lines) io.out(line);
+      const sent = history.take(turn);
+      const reply = await client.append(sid, sent);
+      await release([turnLine(sent, reply.state.tokens)]);
       if (reply.state.writer !== 'idle' || narrator.openWriters > 0) await waitForIdleWriter();
+      if (!reply.state.overflow) continue;
+
+      io.out(`⚠ overflow: ${groupDigits(reply.state.tokens)} tokens, past the usable window of ${groupDigits(reply.state.usable_window)} — the agent asks for a rebuild`);
+      held = [];
+      const before = { messages: history.length, tokens: history.promptTokens };
+      const rebuilt = await client.rebuild(sid, { reason: 'overflow' });
+      rebuilds++;
+      if (rebuilt.context.length > 0) history.replace(rebuilt.context);
+      await release([
+        ...rebuildReportLines(rebuilt),
+        `  the agent's history is now the rebuilt context: ${before.messages} → ${history.length} messages, ` +
+          `${groupDigits(before.tokens)} → ${groupDigits(history.promptTokens)} prompt tokens with the system prompt and tools; ` +
+          'later turns report usage over it',
+      ]);
     }
     await waitForIdleWriter();
     await client.close(sid);
 
     io.out('');
-    io.out(`Done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${narrator.crossings} threshold crossings, ${narrator.settled} writers settled (${narrator.successes} successful).`);
+    io.out(
+      `Done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${narrator.crossings} threshold crossings, ` +
+        `${narrator.settled} writers settled (${narrator.successes} successful), ${rebuilds} rebuild${rebuilds === 1 ? '' : 's'}.`,
+    );
     const checkpoint = opened.memory.checkpoint;
     io.out(`Checkpoint: ${checkpoint}`);
     const text = (() => {
@@ -150,6 +178,12 @@ export async function runDemo(options: DemoOptions, io: CliIo): Promise<number> 
     io.out('Replay it from the event log:');
     io.out(`  npx baton replay ${sid} --data-dir ${quoted(options.dataDir)}`);
     io.out(`  npx baton replay ${sid} --data-dir ${quoted(options.dataDir)} --verify`);
+    const versions = await fileVersions(new EventLogCommitJournal(log), `sessions/${sid}/checkpoint.md`);
+    if (versions.length > 0) {
+      io.out(`Every committed version of the checkpoint is kept (${versions.length} here):`);
+      io.out(`  npx baton memory log ${sid} --data-dir ${quoted(options.dataDir)}`);
+      io.out(`  npx baton memory diff ${sid} 1 --data-dir ${quoted(options.dataDir)}`);
+    }
     stream.stop();
     await pump;
     return 0;

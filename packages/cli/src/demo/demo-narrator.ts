@@ -77,8 +77,7 @@ export class DemoNarrator {
         return;
       }
       case 'rebuild.completed':
-        this.#print(`⟲ rebuild completed: ${event.outcome}, covered up to ${event.covered_up_to ?? '–'}`);
-        return;
+        return; // the demo asked for the rebuild and prints its reply
       case 'status':
         return; // "Writing checkpoint…" / idle: the writer lines already tell it
     }
