@@ -55,9 +55,10 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
     .option('--prefix <prefix>', 'subject prefix (default: baton)')
     .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
+    .option('--config <file>', 'JSON configuration: budgets, rebuild_caps, tail { min_tokens, max_tokens, min_text_messages }')
     .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number }) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string }) => {
       setExit(
         await runDaemon(
           {
@@ -66,6 +67,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             poolSize: o.poolSize,
             logLevel: o.logLevel,
             drainTimeoutMs: o.drainTimeout,
+            ...(o.config !== undefined ? { config: o.config } : {}),
             ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           },

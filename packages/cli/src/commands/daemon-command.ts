@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonDaemon, LmdbEventLog, NatsTransport } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
+import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
@@ -15,6 +16,8 @@ export interface DaemonCommandOptions {
   readonly logLevel: LogLevel;
   /** How long SIGTERM/SIGINT waits for running writers before cancelling them. */
   readonly drainTimeoutMs: number;
+  /** JSON configuration file: budgets, rebuild caps, tail policy. */
+  readonly config?: string;
 }
 
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -77,9 +80,20 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     signal.dispose();
     return 1;
   }
+  let config: DaemonConfig = {};
+  try {
+    if (options.config !== undefined) config = await loadDaemonConfig(options.config);
+  } catch (err) {
+    io.err(`baton daemon: ${message(err)}`);
+    await log.close();
+    await transport.close();
+    signal.dispose();
+    return 1;
+  }
   let daemon: BatonDaemon;
   try {
     daemon = BatonDaemon.start({
+      ...config,
       transport,
       log,
       dataDir,

@@ -1,0 +1,31 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDaemonConfig } from '../src/daemon/daemon-config.ts';
+
+describe('daemon configuration file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'baton-config-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const file = async (name: string, body: string) => {
+    const p = join(dir, name);
+    await writeFile(p, body);
+    return p;
+  };
+
+  it('maps tail, budgets and rebuild caps', async () => {
+    const c = await loadDaemonConfig(await file('ok.json', JSON.stringify({ tail: { min_tokens: 100, max_tokens: 200, min_text_messages: 2 }, budgets: { checkpoint: { total: 12000 } }, rebuild_caps: { notes: 100 } })));
+    expect(c).toEqual({ tail: { minTokens: 100, maxTokens: 200, minTextMessages: 2 }, budgets: { checkpoint: { total: 12000 } }, rebuildCaps: { notes: 100 } });
+  });
+
+  it('names the offending key and the file', async () => {
+    await expect(loadDaemonConfig(await file('bad.json', JSON.stringify({ tail: { min_tokens: 300, max_tokens: 200, min_text_messages: 2 } })))).rejects.toThrow(/bad\.json: tail\.max_tokens/);
+    await expect(loadDaemonConfig(await file('unknown.json', JSON.stringify({ tails: {} })))).rejects.toThrow(/tails/);
+    await expect(loadDaemonConfig(await file('garbage.json', '{ nope'))).rejects.toThrow(/cannot read the configuration/);
+  });
+});
