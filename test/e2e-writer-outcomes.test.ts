@@ -71,4 +71,24 @@ describe('writer modes and failures', () => {
     await h.client.append(open.session_id, conversation(2, { prefix: 'd' }));
     expect(await h.client.checkpoint(open.session_id)).toMatchObject({ result: 'skipped', reason: 'checkpoint disabled' });
   });
+
+  it('close waits for the running writer, refuses a second close meanwhile, then resumes on open', async () => {
+    const open = await h.client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, tools: AGENT_TOOLS, checkpoint: { thresholds: ['95%'] } });
+    const sid = open.session_id;
+    await h.client.append(sid, conversation(2, { prefix: 'cl' }));
+    // Writers of earlier tests must not take this test's scripted answer.
+    await h.daemon.sessions.waitWritersIdle(20_000);
+    h.model.reset();
+    h.model.script({ delayMs: 400, then: { error: { status: 500, message: 'slow and failing' } } });
+    expect((await h.client.checkpoint(sid)).result).toBe('started');
+    const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
+    const closing = h.client.close(sid);
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(h.client.close(sid)).rejects.toMatchObject({ code: 'conflict' });
+    await closing;
+    expect(await settled).toMatchObject({ outcome: 'failure' });
+    await expect(h.client.append(sid, conversation(1, { prefix: 'late' }))).rejects.toMatchObject({ code: 'conflict' });
+    expect(await h.client.open({ session_id: sid, project_id: 'shop', model: MODEL })).toMatchObject({ resumed: true });
+    expect((await h.client.append(sid, conversation(1, { prefix: 'again' }))).accepted).toBe(4);
+  });
 });

@@ -33,6 +33,8 @@ export type SessionEffect =
   | { readonly kind: 'reply'; readonly requestId: string; readonly body: Record<string, unknown> }
   | { readonly kind: 'timer.start'; readonly timerId: string; readonly ms: number }
   | { readonly kind: 'timer.cancel'; readonly timerId: string }
+  /** Cancel a running writer (a close that waited long enough); its cancellation settles it like any outcome. */
+  | { readonly kind: 'writer.cancel'; readonly writerId: string; readonly reason: string }
   /** Render the boundary message from the memory files and cut the tail after the watermark. */
   | { readonly kind: 'rebuild.render'; readonly requestId: string; readonly watermark: string }
   /** Summarise the conversation up to `boundary` (null: all of it) with one model call, or extractively. */

@@ -89,6 +89,13 @@ function settle(ctx: SessionContext, event: Extract<SessionEvent, { type: 'write
   return next;
 }
 
+/** How long `close` waits for a running writer before cancelling it (the drain bound, SPEC §2.5). */
+export const CLOSE_WAIT_MS = 120_000;
+
+function closeTimerId(ctx: SessionContext): string {
+  return `${ctx.input.sessionId}-close`;
+}
+
 /** Folds one event into the session context. Pure: same context and event, same result. */
 export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan {
   const effects: SessionEffect[] = [];
@@ -107,6 +114,7 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
     case 'writer.settled': {
       const context = rebuildAfterSettle(settle(ctx, event, effects), event, effects);
       if (ctx.closeRequestId !== null && context.writer === null) {
+        effects.push({ kind: 'timer.cancel', timerId: closeTimerId(ctx) });
         effects.push({ kind: 'reply', requestId: ctx.closeRequestId, body: { closed: true } });
         return { context: { ...context, closeRequestId: null, closed: true }, effects };
       }
@@ -115,12 +123,27 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
     case 'drain.requested':
       return { context: { ...ctx, pending: null, draining: true }, effects };
     case 'close.requested': {
+      // One close at a time: the runtime refuses a second one while closing, so this only guards the machine.
+      if (ctx.closeRequestId !== null) {
+        effects.push({ kind: 'reply', requestId: event.requestId, body: { closed: false, reason: 'already closing' } });
+        return { context: ctx, effects };
+      }
       if (ctx.writer === null) {
         effects.push({ kind: 'reply', requestId: event.requestId, body: { closed: true } });
         return { context: { ...ctx, pending: null, closed: true }, effects };
       }
-      // The running writer is drained first; a queued request is dropped.
+      // The running writer is drained first (cancelled if it takes longer than CLOSE_WAIT_MS); a queued request is dropped.
+      effects.push({ kind: 'timer.start', timerId: closeTimerId(ctx), ms: CLOSE_WAIT_MS });
       return { context: { ...ctx, pending: null, closeRequestId: event.requestId }, effects };
+    }
+    case 'timer.fired': {
+      if (event.timerId === closeTimerId(ctx)) {
+        if (ctx.closeRequestId !== null && ctx.writer !== null) {
+          effects.push({ kind: 'writer.cancel', writerId: ctx.writer.writerId, reason: 'session closing' });
+        }
+        return { context: ctx, effects };
+      }
+      return { context: onRebuildEvent(ctx, event, effects) ?? ctx, effects };
     }
     default: {
       const context = onRebuildEvent(ctx, event, effects);

@@ -178,6 +178,9 @@ export class SessionService {
         this.#timers.set(effect.timerId, { sessionId: session.sessionId, handle });
         return;
       }
+      case 'writer.cancel':
+        void this.#o.pool.cancelWriter(effect.writerId, effect.reason);
+        return;
       case 'timer.cancel': {
         const t = this.#timers.get(effect.timerId);
         if (t !== undefined) clearTimeout(t.handle);
@@ -288,6 +291,7 @@ export class SessionService {
     return await this.#mailbox.run(sessionId, async () => {
       if (requested !== undefined && this.#o.log.lastSeq(sessionStream(sessionId)) > 0) {
         const session = await this.#load(sessionId);
+        if (session.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is closing; open it again once it is closed`);
         if (session.projectId !== req.project_id) {
           throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
         }
@@ -340,10 +344,11 @@ export class SessionService {
   }
 
   /** Runs a request whose answer is a `reply` effect, possibly of a later event (close waits for the writer). */
-  async #requestWithReply(sessionId: string, type: string): Promise<Record<string, unknown>> {
+  async #requestWithReply(sessionId: string, type: string, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
     const answer = await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
+      check?.(session);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
       await this.#fold(session, await this.#append(sessionId, type, { requestId }));
@@ -358,7 +363,9 @@ export class SessionService {
   }
 
   async close(sessionId: string): Promise<Record<string, unknown>> {
-    await this.#requestWithReply(sessionId, 'close.requested');
+    await this.#requestWithReply(sessionId, 'close.requested', (s) => {
+      if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
+    });
     return {};
   }
 
