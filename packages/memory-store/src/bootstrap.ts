@@ -43,7 +43,7 @@ export async function bootstrapMemory(paths: MemoryPaths): Promise<BootstrapResu
  * Renames `projects/<pid>/memory.md` to `MEMORY.md` when only the legacy name exists. A concurrent caller that
  * renamed it first makes our rename fail with `ENOENT`, which is the outcome we wanted anyway.
  */
-async function migrateLegacyMemory(paths: MemoryPaths): Promise<void> {
+export async function migrateLegacyMemory(paths: MemoryPaths): Promise<void> {
   if (await exists(paths.memory)) return;
   try {
     await rename(path.join(paths.projectDir, 'memory.md'), paths.memory);

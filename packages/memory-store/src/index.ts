@@ -6,7 +6,7 @@ export { PROMPT_NAMES, loadPrompt, promptPlaceholders, renderPrompt } from './pr
 export type { PromptName } from './prompt-registry.ts';
 export { CHECKPOINT_SECTIONS, checkCheckpointStructure, parseSections } from './checkpoint-sections.ts';
 export type { CheckpointSectionSpec, ParsedSection, StructureCheck, StructureIssue, StructureIssueKind } from './checkpoint-sections.ts';
-export { bootstrapMemory } from './bootstrap.ts';
+export { bootstrapMemory, migrateLegacyMemory } from './bootstrap.ts';
 export type { BootstrapResult } from './bootstrap.ts';
 export { canonicalPath } from './canonical-path.ts';
 export { createWriterFiles } from './writer-files.ts';

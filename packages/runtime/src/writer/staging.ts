@@ -1,6 +1,6 @@
 import { cp, mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { bootstrapMemory, contentHash, memoryPaths, type MemoryPaths } from '@baton/memory-store';
+import { bootstrapMemory, contentHash, memoryPaths, migrateLegacyMemory, type MemoryPaths } from '@baton/memory-store';
 
 /** Files a writer may change: they are staged, validated and committed together. */
 const SESSION_OWNED = /^(?:checkpoint(?:-[A-Za-z0-9_-]{1,80})?\.md|notes\.md)$/;
@@ -23,6 +23,9 @@ async function copyMatching(from: string, to: string, pattern: RegExp): Promise<
  */
 export async function stageMemory(live: MemoryPaths, stagingRoot: string, ids: { projectId: string; sessionId: string }): Promise<MemoryPaths> {
   await rm(stagingRoot, { recursive: true, force: true });
+  // A legacy lowercase memory.md becomes MEMORY.md in the live tree first, so the writer sees its content.
+  await mkdir(live.projectDir, { recursive: true });
+  await migrateLegacyMemory(live);
   const staged = memoryPaths(stagingRoot, ids);
   await copyMatching(live.sessionDir, staged.sessionDir, SESSION_OWNED);
   await copyMatching(live.projectDir, staged.projectDir, PROJECT_OWNED);
