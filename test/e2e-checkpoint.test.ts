@@ -70,7 +70,8 @@ describe.each([1, 2])('checkpoint end to end with pool size %i', (poolSize) => {
     const status = await h.client.status(sid);
     expect(status.state.watermark).toBe(started.covers_up_to);
     expect(status.state.writer).toBe('idle');
-    expect(status.files.checkpoint.exists).toBe(true);
+    expect(status.files.checkpoint).toMatchObject({ exists: true, version: 1 });
+    expect(status.files.checkpoint.tokens).toBeGreaterThan(500);
     expect(status.last_outcome).toMatchObject({ outcome: 'success', watermark: started.covers_up_to });
 
     // The writer ran in a worker thread: every writer record carries a thread id other than this thread's.

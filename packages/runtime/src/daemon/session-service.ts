@@ -14,7 +14,8 @@ import {
   type WriterOutcome,
   type WriterPerf,
 } from '@baton/actors';
-import { MEMORY_ID_PATTERN, memoryPaths } from '@baton/memory-store';
+import { MEMORY_ID_PATTERN, fileVersions, memoryPaths } from '@baton/memory-store';
+import { relative } from 'node:path';
 import { countTokens } from 'gpt-tokenizer';
 import type { AppendInput, EventLog, StoredRecord } from '../event-log/event-log.ts';
 import type { HostPool } from '../host/host-pool.ts';
@@ -23,6 +24,7 @@ import type { Encoding } from '../protocol/codec.ts';
 import type { Message } from '../protocol/messages.ts';
 import { ProtocolError } from '../protocol/protocol-error.ts';
 import type { OpenRequest } from '../protocol/requests.ts';
+import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { resolveToolMap } from '../writer/tool-map.ts';
 import { Mailbox } from './mailbox.ts';
 
@@ -39,7 +41,6 @@ interface LoadedSession {
   readonly encoding: Encoding;
   readonly seenIds: Set<string>;
   summary: SessionSummary;
-  commits: number;
   lastOutcome: Record<string, unknown> | null;
   readonly replies: Map<string, (body: Record<string, unknown>) => void>;
 }
@@ -156,7 +157,6 @@ export class SessionService {
             watermark: effect.event.watermark,
             at: this.#o.clock(),
           };
-          if (effect.event.outcome === 'success') session.commits++;
         }
         this.#o.publish(session.sessionId, session.encoding, { ...effect.event });
         return;
@@ -218,13 +218,11 @@ export class SessionService {
       encoding: payload.encoding,
       seenIds: new Set(),
       summary: undefined as unknown as SessionSummary,
-      commits: 0,
       lastOutcome: null,
       replies: new Map(),
     };
     for (const r of records) {
       if (r.type === 'messages.appended') for (const m of (r.payload as { messages: Message[] }).messages) session.seenIds.add(m.id);
-      if (r.type === 'writer.settled' && (r.payload as { outcome?: string }).outcome === 'success') session.commits++;
     }
     const reply = await this.#o.pool.call<FoldReply>(sessionId, { kind: 'session.load', sessionId, setup: payload.setup, records: records.slice(1) });
     session.summary = reply.summary;
@@ -373,14 +371,17 @@ export class SessionService {
     const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
     const info = await this.#o.pool.call<{ writer: Record<string, unknown> | null }>(sessionId, { kind: 'session.status', sessionId });
     const paths = this.#paths(session.projectId, sessionId);
-    const file = async (path: string, version: number | null) => {
+    const journal = new EventLogCommitJournal(this.#o.log);
+    const file = async (path: string) => {
       const exists = await stat(path).then(() => true, () => false);
       const tokens = exists ? countTokens(await readFile(path, 'utf8')) : 0;
-      return { exists, tokens, version: version ?? (exists ? 1 : 0) };
+      // The number of committed versions of the file (`baton memory log` lists them).
+      const version = (await fileVersions(journal, relative(paths.root, path))).length;
+      return { exists, tokens, version };
     };
     return {
       state: stateOf(session.summary),
-      files: { checkpoint: await file(paths.checkpoint, session.commits), memory: await file(paths.memory, null), notes: await file(paths.notes, null) },
+      files: { checkpoint: await file(paths.checkpoint), memory: await file(paths.memory), notes: await file(paths.notes) },
       writer: info.writer,
       last_outcome: session.lastOutcome,
     };
