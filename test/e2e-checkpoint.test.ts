@@ -52,6 +52,12 @@ describe.each([1, 2])('checkpoint end to end with pool size %i', (poolSize) => {
     stream.stop();
     await collecting;
 
+    // Scenario 20 (fix): cache performance comes from the writer's own calls.
+    const perf = events.find((e) => e.type === 'writer.cache_perf');
+    expect(perf).toMatchObject({ status: 'completed', num_llm_calls: 3 });
+    if (perf?.type !== 'writer.cache_perf') throw new Error('no cache_perf');
+    expect(perf.cache_read_tokens).toBeGreaterThan(0);
+    expect(perf.total_input_tokens).toBeGreaterThan(perf.cache_read_tokens);
     const types = events.map((e) => e.type);
     expect(types.indexOf('threshold.crossed')).toBeGreaterThanOrEqual(0);
     expect(types.indexOf('writer.started')).toBeGreaterThan(types.indexOf('threshold.crossed'));

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import type { Message, RebuildReply } from '@baton/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
@@ -49,7 +50,11 @@ describe('rebuild', () => {
     const [boundary, ...tail] = reply.context;
     expect(boundary?.role).toBe('user');
     expect(boundary?.id.startsWith('baton-')).toBe(true);
-    expect(String(boundary?.content)).toContain('## Session checkpoint');
+    // Scenario 42: the sections come in the reference order.
+    const text = String(boundary?.content);
+    const order = ['## Tasks ledger', '## Session checkpoint', '## Recent user input (verbatim)', '## Project memory', '## Session notes'].map((h) => text.indexOf(h));
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((x, y) => x - y)).toEqual(order);
     expectValidSequence(reply.context);
     const all = [...messages, ...later];
     const wIdx = all.findIndex((m) => m.id === watermark);
@@ -148,5 +153,25 @@ describe('rebuild', () => {
     const text = String(reply.context[0]?.content);
     expect(text).not.toContain(`${other}-w1`);
     h.model.reset();
+  });
+
+  it('scenario 37: a usable checkpoint that cannot be rendered reports insert-failed and never compacts', async () => {
+    const own = await startHarness({ poolSize: 1, daemon: { rebuildCaps: { recent_user: 0 } } });
+    try {
+      const open = await own.client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, tools: AGENT_TOOLS, writer_tools: WRITER_TOOLS, checkpoint: { thresholds: ['20%'] } });
+      const settled = own.client.waitForEvent(open.session_id, (e) => e.type === 'writer.settled', 20_000);
+      await own.client.append(open.session_id, conversation(4, { prefix: 'v' }));
+      expect(await settled).toMatchObject({ outcome: 'success' });
+      // The files exist but hold nothing to render (and recent user input is switched off).
+      await writeFile(open.memory.checkpoint, '');
+      await writeFile(open.memory.memory, '');
+      own.model.reset();
+      const reply = await own.client.rebuild(open.session_id, { reason: 'manual' });
+      expect(reply).toMatchObject({ outcome: 'insert-failed', context: [] });
+      expect(reply.status_text).toMatch(/could not be rebuilt/);
+      expect(own.model.requests).toHaveLength(0);
+    } finally {
+      await own.stop();
+    }
   });
 });
