@@ -29,10 +29,47 @@ export interface BenchEntry {
   readonly targets?: (section: BenchSection | undefined) => TargetCheck[];
 }
 
+/**
+ * A section module that also exports its targets: imported when the section runs (so one that fails to load is
+ * reported like one that crashes), then kept for the targets summary.
+ */
+function lazyModule<M>(load: () => Promise<M>): { load: () => Promise<M>; get: () => M | undefined } {
+  let loaded: M | undefined;
+  return {
+    load: async () => (loaded = await load()),
+    get: () => loaded,
+  };
+}
+
+/** The targets line of a section whose module did not load. */
+function unavailable(label: string): TargetCheck[] {
+  return [{ label: `${label}: targets`, value: undefined, unit: '', target: '(section did not load)', pass: () => false }];
+}
+
+const memoryStore = lazyModule(() => import('./memory-store.bench.ts'));
+const writers = lazyModule(() => import('./writers.bench.ts'));
+const rebuild = lazyModule(() => import('./rebuild.bench.ts'));
+
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
   { name: 'event-log', run: async () => (await import('./event-log.bench.ts')).benchEventLog(), targets: eventLogTargets },
   { name: 'nats-append', run: async () => (await import('./nats-append.bench.ts')).benchNatsAppend(), targets: natsAppendTargets },
+  {
+    name: 'memory-store',
+    run: async () => (await memoryStore.load()).benchMemoryStore(),
+    targets: (section) => memoryStore.get()?.memoryStoreTargets(section) ?? unavailable('memory store'),
+  },
+  { name: 'rebuild-render', run: async () => (await import('./rebuild-render.bench.ts')).benchRebuildRender() },
+  {
+    name: 'writers',
+    run: async () => (await writers.load()).benchWriters(),
+    targets: (section) => writers.get()?.writersTargets(section) ?? unavailable('writers'),
+  },
+  {
+    name: 'rebuild',
+    run: async () => (await rebuild.load()).benchRebuild(),
+    targets: (section) => rebuild.get()?.rebuildTargets(section) ?? unavailable('rebuild'),
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
