@@ -1,22 +1,14 @@
-import { stat, readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import {
   AUTO_WRITER_WAIT_MS,
   MANUAL_WRITER_WAIT_MS,
-  CHECKPOINT_RESERVED,
-  DEFAULT_TAIL_POLICY,
-  ThresholdError,
-  resolveThresholds,
-  usableWindow,
   type Failure,
   type SessionEffect,
-  type SessionInput,
   type TailPolicy,
   type WriterOutcome,
   type WriterPerf,
 } from '@baton/actors';
-import { MEMORY_ID_PATTERN, fileVersions, memoryPaths } from '@baton/memory-store';
-import { relative } from 'node:path';
-import { countTokens } from 'gpt-tokenizer';
+import { memoryPaths } from '@baton/memory-store';
 import type { AppendInput, EventLog, StoredRecord } from '../event-log/event-log.ts';
 import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSetup, SessionSummary } from '../host/worker-messages.ts';
@@ -25,11 +17,15 @@ import type { Message } from '../protocol/messages.ts';
 import { ProtocolError } from '../protocol/protocol-error.ts';
 import type { OpenRequest } from '../protocol/requests.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
-import { resolveToolMap } from '../writer/tool-map.ts';
+import { DecisionQueue } from './decision-queue.ts';
+import { EffectTimers } from './effect-timers.ts';
+import { FoldSignal } from './fold-signal.ts';
+import { memoryFileInfo } from './memory-file-info.ts';
 import { Mailbox } from './mailbox.ts';
+import { sessionSetupFor } from './session-setup.ts';
 
-/** How long an idle session's decisions wait for a next input before they are written on their own. */
-const DECISION_FLUSH_MS = 50;
+/** What `waitForWriterSettlement` reports. */
+export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure };
 
 export function sessionStream(sessionId: string): string {
   return `session/${sessionId}`;
@@ -65,12 +61,16 @@ export class SessionService {
   readonly #o: SessionServiceOptions;
   readonly #sessions = new Map<string, LoadedSession>();
   readonly #mailbox = new Mailbox();
-  readonly #foldListeners = new Set<() => void>();
-  readonly #timers = new Map<string, { sessionId: string; handle: ReturnType<typeof setTimeout> }>();
-  readonly #decisions = new Map<string, { records: AppendInput[]; timer: ReturnType<typeof setTimeout> }>();
+  readonly #folded = new FoldSignal();
+  readonly #timers: EffectTimers;
+  readonly #decisions: DecisionQueue;
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
+    this.#timers = new EffectTimers((sessionId, timerId) => {
+      this.input(sessionId, 'timer.fired', { timerId }).catch(() => {});
+    });
+    this.#decisions = new DecisionQueue((sessionId, records) => options.log.append(sessionStream(sessionId), records));
   }
 
   get loadedCount(): number {
@@ -95,45 +95,11 @@ export class SessionService {
   async #append(sessionId: string, type: string, payload: unknown, msgId?: string): Promise<StoredRecord> {
     const input: AppendInput = { type, at: this.#o.clock(), payload, ...(msgId !== undefined ? { msgId } : {}) };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
-    const decisions = this.#takeDecisions(sessionId);
+    const decisions = this.#decisions.take(sessionId);
     const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, input]);
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
     return { ...input, v: 1, stream: sessionStream(sessionId), seq: res.seq };
-  }
-
-  #takeDecisions(sessionId: string): AppendInput[] {
-    const pending = this.#decisions.get(sessionId);
-    if (pending === undefined) return [];
-    this.#decisions.delete(sessionId);
-    clearTimeout(pending.timer);
-    return pending.records;
-  }
-
-  /**
-   * Queues the decision of a folded input. Decisions are derived data (replay recomputes them) recorded so that
-   * `replay --verify` can detect divergence; they are written with the session's next input, or after a short idle
-   * delay, so they never cost the request path a commit of their own.
-   */
-  #queueDecision(sessionId: string, record: AppendInput): void {
-    const pending = this.#decisions.get(sessionId);
-    if (pending !== undefined) {
-      pending.records.push(record);
-      return;
-    }
-    const timer = setTimeout(() => void this.#flushDecisions(sessionId), DECISION_FLUSH_MS);
-    timer.unref();
-    this.#decisions.set(sessionId, { records: [record], timer });
-  }
-
-  async #flushDecisions(sessionId: string): Promise<void> {
-    const records = this.#takeDecisions(sessionId);
-    if (records.length > 0) await this.#o.log.append(sessionStream(sessionId), records).catch(() => {});
-  }
-
-  /** Writes every queued decision (on drain and shutdown). */
-  async flushDecisions(): Promise<void> {
-    await Promise.all([...this.#decisions.keys()].map((sid) => this.#flushDecisions(sid)));
   }
 
   /** Folds a durable record in the session's actor and runs its effects. */
@@ -141,8 +107,8 @@ export class SessionService {
     const reply = await this.#o.pool.call<FoldReply>(session.sessionId, { kind: 'session.event', sessionId: session.sessionId, record });
     session.summary = reply.summary;
     for (const effect of reply.effects) this.#runEffect(session, effect);
-    for (const listener of this.#foldListeners) listener();
-    this.#queueDecision(session.sessionId, { type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } });
+    this.#folded.notify();
+    this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } });
     return reply;
   }
 
@@ -169,24 +135,12 @@ export class SessionService {
       case 'rebuild.compact':
         // Run by the actor host that folded the event; its result comes back as a logged input.
         return;
-      case 'timer.start': {
-        // Timers are effects; their firing is logged like any input, so a replay needs no clock.
-        const handle = setTimeout(() => {
-          this.#timers.delete(effect.timerId);
-          this.input(session.sessionId, 'timer.fired', { timerId: effect.timerId }).catch(() => {});
-        }, effect.ms);
-        this.#timers.set(effect.timerId, { sessionId: session.sessionId, handle });
+      case 'timer.start':
+        this.#timers.start(session.sessionId, effect.timerId, effect.ms);
         return;
-      }
-      case 'writer.cancel':
-        void this.#o.pool.cancelWriter(effect.writerId, effect.reason);
+      case 'timer.cancel':
+        this.#timers.cancel(effect.timerId);
         return;
-      case 'timer.cancel': {
-        const t = this.#timers.get(effect.timerId);
-        if (t !== undefined) clearTimeout(t.handle);
-        this.#timers.delete(effect.timerId);
-        return;
-      }
       case 'rebuild.reply': {
         const resolve = session.replies.get(effect.requestId);
         session.replies.delete(effect.requestId);
@@ -240,49 +194,6 @@ export class SessionService {
     return session;
   }
 
-  #setupFor(req: OpenRequest, sessionId: string): SessionSetup {
-    if (!MEMORY_ID_PATTERN.test(req.project_id)) {
-      throw new ProtocolError('bad_request', 'invalid request: project_id must match [A-Za-z0-9_-]{1,128}', [{ path: 'project_id', message: 'must match [A-Za-z0-9_-]{1,128}' }]);
-    }
-    const usable = usableWindow({
-      contextWindow: req.model.context_window,
-      ...(req.model.max_output_tokens !== undefined ? { maxOutputTokens: req.model.max_output_tokens } : {}),
-      ...(req.model.input_limit !== undefined ? { inputLimit: req.model.input_limit } : {}),
-    });
-    let thresholds: number[];
-    try {
-      thresholds = resolveThresholds(usable, {
-        ...(req.checkpoint?.thresholds !== undefined ? { overrides: req.checkpoint.thresholds } : {}),
-        ...(req.checkpoint?.reserved !== undefined ? { reserved: req.checkpoint.reserved } : {}),
-      });
-    } catch (err) {
-      if (err instanceof ThresholdError) throw new ProtocolError('bad_request', `invalid request: ${err.message}`, [{ path: 'checkpoint.thresholds', message: err.message }]);
-      throw err;
-    }
-    const tools = resolveToolMap((req.writer_tools as SessionSetup["writerTools"] | undefined) ?? null, req.tools ?? null);
-    const forkWanted = req.checkpoint?.fork !== false;
-    const input: SessionInput = {
-      sessionId,
-      projectId: req.project_id,
-      usableWindow: usable,
-      thresholds,
-      maxAllowed: usable - (req.checkpoint?.reserved ?? CHECKPOINT_RESERVED),
-      checkpointEnabled: req.checkpoint?.enabled !== false && this.#o.checkpointDisabled !== true,
-      memoryWriteDisabled: req.memory?.disable_write === true,
-      fork: forkWanted && tools.forkPossible,
-      forkUnavailableReason: forkWanted ? tools.reason : null,
-      tail: { ...(this.#o.tail ?? DEFAULT_TAIL_POLICY) },
-    };
-    return {
-      input,
-      projectId: req.project_id,
-      model: req.model.id,
-      system: req.system ?? null,
-      tools: req.tools ?? null,
-      writerTools: (req.writer_tools as SessionSetup['writerTools'] | undefined) ?? null,
-    };
-  }
-
   async open(req: OpenRequest, encoding: Encoding): Promise<Record<string, unknown>> {
     const requested = req.session_id;
     const sessionId = requested ?? this.#o.newId();
@@ -296,7 +207,7 @@ export class SessionService {
         await this.#fold(session, await this.#append(sessionId, 'session.resumed', {}));
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...(await this.#setupOf(sessionId)).input.thresholds], usable_window: session.summary.usableWindow };
       }
-      const setup = this.#setupFor(req, sessionId);
+      const setup = sessionSetupFor(req, sessionId, { ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}), ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}) });
       await this.#append(sessionId, 'session.opened', { setup, encoding, request: req }, 'session.opened');
       await this.#load(sessionId);
       return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
@@ -372,13 +283,7 @@ export class SessionService {
     const info = await this.#o.pool.call<{ writer: Record<string, unknown> | null }>(sessionId, { kind: 'session.status', sessionId });
     const paths = this.#paths(session.projectId, sessionId);
     const journal = new EventLogCommitJournal(this.#o.log);
-    const file = async (path: string) => {
-      const exists = await stat(path).then(() => true, () => false);
-      const tokens = exists ? countTokens(await readFile(path, 'utf8')) : 0;
-      // The number of committed versions of the file (`baton memory log` lists them).
-      const version = (await fileVersions(journal, relative(paths.root, path))).length;
-      return { exists, tokens, version };
-    };
+    const file = (path: string) => memoryFileInfo(paths.root, path, journal);
     return {
       state: stateOf(session.summary),
       files: { checkpoint: await file(paths.checkpoint), memory: await file(paths.memory), notes: await file(paths.notes) },
@@ -421,7 +326,6 @@ export class SessionService {
 
   /** Cancels every pending timer (on shutdown). */
   clearTimers(): void {
-    for (const t of this.#timers.values()) clearTimeout(t.handle);
     this.#timers.clear();
   }
 
@@ -454,28 +358,20 @@ export class SessionService {
    * Waits for the writer running in `sessionId` at call time to settle (reference §2.5: a later pending writer is not
    * awaited). `timeout` after `timeoutMs` (default 5 min) leaves the writer running; `no-writer` when none runs.
    */
-  async waitForWriterSettlement(sessionId: string, timeoutMs = 300_000): Promise<{ outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure }> {
+  async waitForWriterSettlement(sessionId: string, timeoutMs = 300_000): Promise<WaitOutcome> {
     const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
-    const settled = (): { outcome: WriterOutcome; failure?: Failure } | null => {
+    const settled = (): WaitOutcome | null => {
       const last = session.lastOutcome as { writer_id: string; outcome: WriterOutcome; failure?: Failure } | null;
       return last !== null && last.writer_id === writerId ? { outcome: last.outcome, ...(last.failure !== undefined ? { failure: last.failure } : {}) } : null;
     };
-    return await new Promise((resolve) => {
-      const done = (value: { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure }): void => {
-        clearTimeout(timer);
-        this.#foldListeners.delete(check);
-        resolve(value);
-      };
-      const check = (): void => {
-        const s = settled();
-        if (s !== null) done(s);
-      };
-      const timer = setTimeout(() => done({ outcome: 'timeout' }), timeoutMs);
-      this.#foldListeners.add(check);
-      check();
-    });
+    return await this.#folded.waitFor<WaitOutcome>(settled, timeoutMs, { outcome: 'timeout' });
+  }
+
+  /** Writes every queued decision record (on drain and shutdown). */
+  flushDecisions(): Promise<void> {
+    return this.#decisions.flushAll();
   }
 
   /** Writers running now, by session. */
@@ -487,19 +383,7 @@ export class SessionService {
 
   /** Resolves when no writer runs, or after `timeoutMs`; true when none runs. */
   async waitWritersIdle(timeoutMs: number): Promise<boolean> {
-    if (this.runningWriters().length === 0) return true;
-    return await new Promise<boolean>((resolve) => {
-      const done = (value: boolean): void => {
-        clearTimeout(timer);
-        this.#foldListeners.delete(check);
-        resolve(value);
-      };
-      const check = (): void => {
-        if (this.runningWriters().length === 0) done(true);
-      };
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.#foldListeners.add(check);
-    });
+    return await this.#folded.waitFor(() => (this.runningWriters().length === 0 ? true : null), timeoutMs, false);
   }
 
   /**

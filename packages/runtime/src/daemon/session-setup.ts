@@ -1,0 +1,63 @@
+import {
+  CHECKPOINT_RESERVED,
+  DEFAULT_TAIL_POLICY,
+  ThresholdError,
+  resolveThresholds,
+  usableWindow,
+  type SessionInput,
+  type TailPolicy,
+} from '@baton/actors';
+import { MEMORY_ID_PATTERN } from '@baton/memory-store';
+import type { SessionSetup } from '../host/worker-messages.ts';
+import { ProtocolError } from '../protocol/protocol-error.ts';
+import type { OpenRequest } from '../protocol/requests.ts';
+import { resolveToolMap } from '../writer/tool-map.ts';
+
+/**
+ * What a new session is set up with, from its `open` request: the usable window and threshold ladder (bad overrides
+ * are a `bad_request` naming `checkpoint.thresholds`), fork mode when a writing tool maps onto the agent's tools,
+ * the switches, and the agent's own prefix parts kept for fork mode.
+ */
+export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { checkpointDisabled?: boolean; tail?: TailPolicy }): SessionSetup {
+  if (!MEMORY_ID_PATTERN.test(req.project_id)) {
+    throw new ProtocolError('bad_request', 'invalid request: project_id must match [A-Za-z0-9_-]{1,128}', [{ path: 'project_id', message: 'must match [A-Za-z0-9_-]{1,128}' }]);
+  }
+  const usable = usableWindow({
+    contextWindow: req.model.context_window,
+    ...(req.model.max_output_tokens !== undefined ? { maxOutputTokens: req.model.max_output_tokens } : {}),
+    ...(req.model.input_limit !== undefined ? { inputLimit: req.model.input_limit } : {}),
+  });
+  let thresholds: number[];
+  try {
+    thresholds = resolveThresholds(usable, {
+      ...(req.checkpoint?.thresholds !== undefined ? { overrides: req.checkpoint.thresholds } : {}),
+      ...(req.checkpoint?.reserved !== undefined ? { reserved: req.checkpoint.reserved } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ThresholdError) throw new ProtocolError('bad_request', `invalid request: ${err.message}`, [{ path: 'checkpoint.thresholds', message: err.message }]);
+    throw err;
+  }
+  const tools = resolveToolMap((req.writer_tools as SessionSetup["writerTools"] | undefined) ?? null, req.tools ?? null);
+  const forkWanted = req.checkpoint?.fork !== false;
+  const input: SessionInput = {
+    sessionId,
+    projectId: req.project_id,
+    usableWindow: usable,
+    thresholds,
+    maxAllowed: usable - (req.checkpoint?.reserved ?? CHECKPOINT_RESERVED),
+    checkpointEnabled: req.checkpoint?.enabled !== false && options.checkpointDisabled !== true,
+    memoryWriteDisabled: req.memory?.disable_write === true,
+    fork: forkWanted && tools.forkPossible,
+    forkUnavailableReason: forkWanted ? tools.reason : null,
+    tail: { ...(options.tail ?? DEFAULT_TAIL_POLICY) },
+  };
+  return {
+    input,
+    projectId: req.project_id,
+    model: req.model.id,
+    system: req.system ?? null,
+    tools: req.tools ?? null,
+    writerTools: (req.writer_tools as SessionSetup['writerTools'] | undefined) ?? null,
+  };
+}
+
