@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { writeFileAtomic } from './atomic-file.ts';
 import { MemoryStoreError } from './memory-errors.ts';
 
@@ -13,6 +14,9 @@ export function contentHash(data: Uint8Array | string): string {
  * Content-addressed store of every committed version of a memory file (`<dir>/<aa>/<sha256>`). Writing is
  * idempotent and durable before it returns, so a commit journal may refer to a hash as soon as `put` resolved.
  */
+// Temp names must be unique across concurrent puts of the same content (several writers, several threads).
+let puts = 0;
+
 export class HistoryStore {
   readonly dir: string;
 
@@ -34,7 +38,7 @@ export class HistoryStore {
     );
     if (!exists) {
       await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
-      await writeFileAtomic(path, data, 'put');
+      await writeFileAtomic(path, data, `put-${process.pid}-${threadId}-${++puts}`);
     }
     return hash;
   }

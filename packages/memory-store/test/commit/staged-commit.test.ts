@@ -77,3 +77,17 @@ describe('staged commit', () => {
     expect([...journal.entries()]).toEqual([]);
   });
 });
+
+describe('history store', () => {
+  it('stores the same content from many concurrent puts without a temp-file race', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'baton-history-'));
+    try {
+      const history = new HistoryStore(join(dir, 'history'));
+      const hashes = await Promise.all(Array.from({ length: 50 }, () => history.put('# Session notes\n')));
+      expect(new Set(hashes).size).toBe(1);
+      expect((await history.get(hashes[0]!)).toString()).toBe('# Session notes\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
