@@ -157,6 +157,7 @@ export class ActorHost {
       clock: () => Date.now(),
       appendLog: (stream, records) => this.#appendLog(stream, records),
       publish: (event) => this.#send({ kind: 'publish', sessionId, event }),
+      log: (level, msg, data) => this.#send({ kind: 'log', level, msg, ...(data !== undefined ? { data } : {}) }),
       settled: (r) => {
         this.#writers.delete(effect.writerId);
         this.#send({ kind: 'writer.settled', sessionId, writerId: effect.writerId, ...r });

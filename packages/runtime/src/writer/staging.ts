@@ -35,20 +35,50 @@ export async function stageMemory(live: MemoryPaths, stagingRoot: string, ids: {
   return staged;
 }
 
-/** The writer-owned staged files whose content differs from the live one (or that are new), keyed by path relative to the memory root. */
-export async function stagedChanges(staged: MemoryPaths, live: MemoryPaths): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
+/** Hashes of the live writer-owned files when a writer staged them (null: absent), by path relative to the root. */
+export type StagedBase = ReadonlyMap<string, string | null>;
+
+/** The hashes of the live files a staging copied (or found absent), to detect concurrent changes at commit time. */
+export async function liveBase(staged: MemoryPaths, live: MemoryPaths): Promise<StagedBase> {
+  const base = new Map<string, string | null>();
   const scan = async (stagedDir: string, liveDir: string, pattern: RegExp): Promise<void> => {
     for (const name of await names(stagedDir)) {
       if (!pattern.test(name)) continue;
-      const data = await readFile(join(stagedDir, name));
       const current = await readFile(join(liveDir, name)).catch(() => null);
-      if (current === null || contentHash(current) !== contentHash(data)) out.set(relative(staged.root, join(stagedDir, name)), data);
+      base.set(relative(staged.root, join(stagedDir, name)), current === null ? null : contentHash(current));
     }
   };
   await scan(staged.sessionDir, live.sessionDir, SESSION_OWNED);
   await scan(staged.projectDir, live.projectDir, PROJECT_OWNED);
-  return out;
+  return base;
+}
+
+/**
+ * The writer-owned staged files whose content differs from the live one (or that are new), keyed by path relative to
+ * the memory root. A file that changed live since it was staged (another session's writer committed the project's
+ * MEMORY.md meanwhile) is not overwritten: it is reported as a conflict instead of losing that update.
+ */
+export async function stagedChanges(staged: MemoryPaths, live: MemoryPaths, base?: StagedBase): Promise<{ changes: Map<string, Buffer>; conflicts: string[] }> {
+  const out = new Map<string, Buffer>();
+  const conflicts: string[] = [];
+  const scan = async (stagedDir: string, liveDir: string, pattern: RegExp): Promise<void> => {
+    for (const name of await names(stagedDir)) {
+      if (!pattern.test(name)) continue;
+      const rel = relative(staged.root, join(stagedDir, name));
+      const data = await readFile(join(stagedDir, name));
+      const current = await readFile(join(liveDir, name)).catch(() => null);
+      const currentHash = current === null ? null : contentHash(current);
+      if (currentHash === contentHash(data)) continue;
+      if (base !== undefined && base.has(rel) && base.get(rel) !== currentHash) {
+        conflicts.push(rel);
+        continue;
+      }
+      out.set(rel, data);
+    }
+  };
+  await scan(staged.sessionDir, live.sessionDir, SESSION_OWNED);
+  await scan(staged.projectDir, live.projectDir, PROJECT_OWNED);
+  return { changes: out, conflicts };
 }
 
 /** Removes a writer's staging tree. */

@@ -58,6 +58,8 @@ export interface WriterRunDeps {
   /** Appends to the log and resolves when durable (the main thread owns the log). */
   appendLog(stream: string, records: readonly AppendInput[]): Promise<unknown>;
   publish(event: Record<string, unknown>): void;
+  /** Structured log lines (forwarded to the daemon's logger). */
+  log?(level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
   settled(result: { outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): void;
 }
 
@@ -168,7 +170,11 @@ export class WriterRun {
       }
       case 'commit':
         try {
-          return { type: 'commit.completed', files: await this.#ws().commit() };
+          const { files, conflicts } = await this.#ws().commit();
+          if (conflicts.length > 0) {
+            this.#deps.log?.('warn', 'memory files changed by another writer since they were staged were not overwritten', { writerId: this.writerId, conflicts });
+          }
+          return { type: 'commit.completed', files, ...(conflicts.length > 0 ? { conflicts } : {}) };
         } catch (err) {
           return { type: 'commit.failed', message: err instanceof Error ? err.message : String(err) };
         }

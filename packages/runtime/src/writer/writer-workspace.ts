@@ -16,7 +16,7 @@ import {
   type Violation,
   type WriterFiles,
 } from '@baton/memory-store';
-import { discardStaging, stageMemory, stagedChanges } from './staging.ts';
+import { discardStaging, liveBase, stageMemory, stagedChanges, type StagedBase } from './staging.ts';
 
 export interface WriterWorkspaceOptions {
   readonly memoryRoot: string;
@@ -50,6 +50,7 @@ export class WriterWorkspace {
   readonly #o: WriterWorkspaceOptions;
   #staged: MemoryPaths | null = null;
   #files: WriterFiles | null = null;
+  #base: StagedBase | undefined;
 
   constructor(options: WriterWorkspaceOptions) {
     this.#o = options;
@@ -69,6 +70,7 @@ export class WriterWorkspace {
 
   async prepare(): Promise<void> {
     this.#staged = await stageMemory(this.live, this.#o.stagingRoot, this.#o.ids);
+    this.#base = await liveBase(this.#staged, this.live);
     this.#files = createWriterFiles(this.#staged);
   }
 
@@ -105,10 +107,13 @@ export class WriterWorkspace {
     return { errors: pick('error'), extract: pick('extract-required'), warnings: decision.warnings.map(describe), violations };
   }
 
-  /** Commits the staged changes to the live tree; returns the committed files (live paths and hashes). */
-  async commit(): Promise<{ path: string; hash: string }[]> {
-    const changes = await stagedChanges(this.staged, this.live);
-    if (changes.size === 0) return [];
+  /**
+   * Commits the staged changes to the live tree; returns the committed files (live paths and hashes) and the files
+   * left alone because they changed live since they were staged.
+   */
+  async commit(): Promise<{ files: { path: string; hash: string }[]; conflicts: string[] }> {
+    const { changes, conflicts } = await stagedChanges(this.staged, this.live, this.#base);
+    if (changes.size === 0) return { files: [], conflicts };
     const record = await commitFiles(
       {
         memoryRoot: this.#o.memoryRoot,
@@ -121,7 +126,7 @@ export class WriterWorkspace {
       },
       changes,
     );
-    return record.files.map((f) => ({ path: join(this.#o.memoryRoot, f.rel), hash: f.hash }));
+    return { files: record.files.map((f) => ({ path: join(this.#o.memoryRoot, f.rel), hash: f.hash })), conflicts };
   }
 
   /** Keeps the rejected draft beside the live checkpoint for post-mortem; the live checkpoint is not touched. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { memoryPaths } from '@baton/memory-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stageMemory, stagedChanges } from '../../src/writer/staging.ts';
+import { liveBase, stageMemory, stagedChanges } from '../../src/writer/staging.ts';
 
 describe('writer staging', () => {
   let dir: string;
@@ -31,7 +31,7 @@ describe('writer staging', () => {
     expect(await readFile(staged.checkpoint, 'utf8')).toContain('## §11');
     expect(existsSync(live.checkpoint)).toBe(false);
     // Only what differs from live is a change: the new checkpoint and MEMORY.md, not the copied notes.
-    const changes = [...(await stagedChanges(staged, live)).keys()].sort();
+    const changes = [...(await stagedChanges(staged, live)).changes.keys()].sort();
     expect(changes).toEqual([relative(staged.root, staged.memory), relative(staged.root, staged.checkpoint)].sort());
   });
 
@@ -42,5 +42,21 @@ describe('writer staging', () => {
     const staged = await stageMemory(live, join(dir, 'staging', 'w2'), ids);
     expect(await readFile(staged.memory, 'utf8')).toContain('legacy');
     expect(existsSync(join(live.projectDir, 'memory.md'))).toBe(false);
+  });
+
+  it('does not overwrite a shared file another writer committed since it was staged', async () => {
+    const live = memoryPaths(join(dir, 'memory'), ids);
+    await mkdir(live.projectDir, { recursive: true });
+    await writeFile(live.memory, '# Project memory\nv1');
+    const staged = await stageMemory(live, join(dir, 'staging', 'w3'), ids);
+    const base = await liveBase(staged, live);
+    await writeFile(staged.memory, '# Project memory\nmine');
+    await writeFile(staged.notes, 'notes');
+    // Another session's writer commits MEMORY.md meanwhile.
+    await writeFile(live.memory, '# Project memory\ntheirs');
+    const { changes, conflicts } = await stagedChanges(staged, live, base);
+    expect(conflicts).toEqual([relative(staged.root, staged.memory)]);
+    expect([...changes.keys()]).not.toContain(relative(staged.root, staged.memory));
+    expect([...changes.keys()]).toContain(relative(staged.root, staged.notes));
   });
 });
