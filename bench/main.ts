@@ -59,6 +59,7 @@ const SECTIONS: readonly BenchEntry[] = [
     run: async () => (await memoryStore.load()).benchMemoryStore(),
     targets: (section) => memoryStore.get()?.memoryStoreTargets(section) ?? unavailable('memory store'),
   },
+  { name: 'commit', run: async () => (await import('./commit.bench.ts')).benchCommit() },
   { name: 'rebuild-render', run: async () => (await import('./rebuild-render.bench.ts')).benchRebuildRender() },
   {
     name: 'writers',
