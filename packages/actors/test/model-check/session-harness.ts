@@ -1,0 +1,440 @@
+/**
+ * Model-checking harness for the session machine: a labelled event generator over a small input, a context
+ * abstraction for `@xstate/graph`, per-state invariants and a per-path monitor that tracks effects.
+ */
+import type { SnapshotFrom } from 'xstate';
+import { computeBoundaryIndex, deltaStartIndex } from '../../src/boundary.ts';
+import { slotOf, type SessionContext } from '../../src/session-context.ts';
+import type { SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
+import type { Failure, FailureKind, IndexedMessage, SessionEvent, SessionInput, WriterOutcome } from '../../src/session-events.ts';
+import { sessionMachine } from '../../src/session-machine.ts';
+import { effectCollector, type Checks, type Labelled as GenericLabelled } from './graph-harness.ts';
+
+export type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
+
+/** Two rungs, a tiny window and a tiny tail policy: every decision is reachable in a few steps. */
+export const MODEL_INPUT: SessionInput = {
+  sessionId: 's',
+  projectId: 'p',
+  usableWindow: 3000,
+  thresholds: [1000, 2000],
+  maxAllowed: 2500,
+  checkpointEnabled: true,
+  memoryWriteDisabled: false,
+  fork: true,
+  forkUnavailableReason: null,
+  tail: { minTokens: 1, maxTokens: 2, minTextMessages: 1 },
+};
+
+/** Usage totals fed by appends: below the first rung, past one rung, past both, at the cap, past the window. */
+export const USAGES = [500, 1100, 2100, 2500, 3100] as const;
+
+type Labelled = GenericLabelled<SessionEvent>;
+
+export interface SessionGenOptions {
+  /** Usage totals offered for main-slice appends. */
+  readonly usages: readonly number[];
+  /** Offer a subagent append (never drives thresholds). */
+  readonly subagent: boolean;
+  readonly manual: boolean;
+  /** Settlement outcomes offered for the running writer (labels of `SETTLEMENTS`). */
+  readonly settlements: readonly SettlementLabel[];
+  /** Duplicate / stale / unknown writer ids. */
+  readonly staleSettlements: boolean;
+  readonly rebuild: boolean;
+  readonly drain: boolean;
+  readonly close: boolean;
+}
+
+export type SettlementLabel = 'success' | `failure:${Exclude<FailureKind, 'cancelled'>}` | 'cancelled' | 'skipped';
+
+const FAILURES: Record<Exclude<FailureKind, 'cancelled'>, Failure> = {
+  transient: { kind: 'transient', retryable: true, message: '429' },
+  overflow: { kind: 'overflow', retryable: false },
+  auth: { kind: 'auth', retryable: false },
+  validation: { kind: 'validation', retryable: false },
+  other: { kind: 'other', retryable: false },
+};
+
+export const ALL_SETTLEMENTS: readonly SettlementLabel[] = [
+  'success',
+  'failure:transient',
+  'failure:overflow',
+  'failure:auth',
+  'failure:validation',
+  'failure:other',
+  'cancelled',
+  'skipped',
+];
+
+export const FULL_GEN: SessionGenOptions = {
+  usages: USAGES,
+  subagent: true,
+  manual: true,
+  settlements: ALL_SETTLEMENTS,
+  staleSettlements: true,
+  rebuild: true,
+  drain: true,
+  close: true,
+};
+
+export function settlement(writerId: string, label: SettlementLabel): SessionEvent {
+  if (label === 'success') return { type: 'writer.settled', writerId, outcome: 'success' };
+  if (label === 'cancelled') return { type: 'writer.settled', writerId, outcome: 'cancelled', failure: { kind: 'cancelled', retryable: false }, reason: 'cancelled' };
+  if (label === 'skipped') return { type: 'writer.settled', writerId, outcome: 'skipped', reason: 'no fork prefix' };
+  const kind = label.slice('failure:'.length) as Exclude<FailureKind, 'cancelled'>;
+  return { type: 'writer.settled', writerId, outcome: 'failure', failure: FAILURES[kind] };
+}
+
+/** Highest number used by any message id the session knows, so new ids never collide with old ones. */
+function maxNum(ctx: SessionContext): number {
+  let max = 0;
+  const see = (id: string | null | undefined) => {
+    const m = id == null ? null : /(\d+)$/.exec(id);
+    if (m) max = Math.max(max, Number(m[1]));
+  };
+  for (const m of ctx.index) see(m.id);
+  see(ctx.watermark);
+  see(ctx.writer?.boundary);
+  return max;
+}
+
+export function appendEvent(ctx: SessionContext, usage: number, main = true): SessionEvent {
+  const n = maxNum(ctx) + 1;
+  const msg = (id: string, role: 'user' | 'assistant', usageTotal: number | null): IndexedMessage => ({
+    id,
+    role,
+    tokens: 1,
+    textual: true,
+    finished: role === 'assistant',
+    toolCallIds: [],
+    main,
+    usageTotal,
+  });
+  const prefix = main ? 'm' : 'x';
+  return { type: 'messages.appended', messages: [msg(`${prefix}${n}`, 'user', null), msg(`${prefix}${n + 1}`, 'assistant', usage)] };
+}
+
+function boundaryEntry(ctx: SessionContext): { id: string; role: 'user'; tokens: number; textual: boolean; finished: boolean; toolCallIds: string[] } {
+  return { id: `b${maxNum(ctx)}`, role: 'user', tokens: 1, textual: true, finished: false, toolCallIds: [] };
+}
+
+/** The preserved tail of a render: main-slice messages after the stored watermark. */
+function tailAfterWatermark(ctx: SessionContext): string[] {
+  const i = ctx.index.findIndex((m) => m.id === ctx.watermark);
+  return ctx.index.slice(i + 1).filter((m) => !m.id.startsWith('b')).map((m) => m.id);
+}
+
+function tailAfterCompaction(ctx: SessionContext): string[] {
+  const b = computeBoundaryIndex(ctx.index, ctx.input.tail);
+  return ctx.index.slice(b + 1).map((m) => m.id);
+}
+
+const currentTimer = (ctx: SessionContext) => `${ctx.input.sessionId}-rebuild${ctx.rebuildSeq}-wait`;
+
+/** The events the outside world (agent, runtime, effect results) can send in this state, each with a label. */
+export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions = FULL_GEN): Labelled[] {
+  const ctx = snapshot.context;
+  const sid = ctx.input.sessionId;
+  const out: Labelled[] = [];
+  const add = (label: string, event: SessionEvent) => out.push({ label, event });
+  // A closed session refuses agent input (the runtime answers `conflict`); only resume and late results reach it.
+  const agentInput = !ctx.closed;
+  if (agentInput) {
+    for (const u of opts.usages) add(`append:${u}`, appendEvent(ctx, u));
+    if (opts.subagent) add('append:subagent', appendEvent(ctx, 2900, false));
+    if (opts.manual) add('checkpoint', { type: 'checkpoint.requested', requestId: `cp${ctx.writerSeq}` });
+  }
+  if (ctx.writer !== null) for (const s of opts.settlements) add(`settle:${s}`, settlement(ctx.writer.writerId, s));
+  if (opts.staleSettlements) {
+    // The writer that settled last, delivered again; an older one; an id never issued.
+    if (ctx.writer === null && ctx.writerSeq > 0) add('settle:duplicate', settlement(`${sid}-w${ctx.writerSeq}`, 'success'));
+    if (ctx.writerSeq > 0) add('settle:stale', settlement(`${sid}-w${ctx.writerSeq - 1}`, 'success'));
+    add('settle:unknown', settlement(`${sid}-w999`, 'success'));
+  }
+  if (opts.rebuild) {
+    const rb = ctx.rebuild;
+    if (agentInput) {
+      const requestId = rb === null ? `rb${ctx.rebuildSeq + 1}` : `rb${ctx.rebuildSeq}-again`;
+      for (const reason of ['overflow', 'manual'] as const) {
+        for (const exists of [true, false]) {
+          add(`rebuild:${reason}:${exists ? 'file' : 'nofile'}`, {
+            type: 'rebuild.requested',
+            requestId,
+            reason,
+            waitMs: reason === 'overflow' ? 180_000 : 300_000,
+            checkpointExists: exists,
+          });
+        }
+      }
+    }
+    if (rb?.timerId) add('timer:current', { type: 'timer.fired', timerId: rb.timerId });
+    if (ctx.rebuildSeq > 0 && rb?.timerId !== currentTimer(ctx)) add('timer:stale', { type: 'timer.fired', timerId: currentTimer(ctx) });
+    if (ctx.rebuildSeq > 0) add('timer:old', { type: 'timer.fired', timerId: `${sid}-rebuild${ctx.rebuildSeq - 1}-wait` });
+    if (rb?.phase === 'rendering') {
+      add('rendered:ok', { type: 'rebuild.rendered', requestId: rb.requestId, ok: true, boundary: boundaryEntry(ctx), tailIds: tailAfterWatermark(ctx) });
+      add('rendered:failed', { type: 'rebuild.rendered', requestId: rb.requestId, ok: false, reason: 'render failed', tailIds: [] });
+    }
+    if (rb?.phase === 'compacting') {
+      add('compacted', { type: 'rebuild.compacted', requestId: rb.requestId, source: 'model', boundary: boundaryEntry(ctx), tailIds: tailAfterCompaction(ctx) });
+    }
+    if (ctx.rebuildSeq > 0 && (rb === null || rb.phase === 'waiting')) {
+      // Late or out-of-order results for the latest request.
+      const requestId = `rb${ctx.rebuildSeq}`;
+      add('rendered:late', { type: 'rebuild.rendered', requestId, ok: true, boundary: boundaryEntry(ctx), tailIds: [] });
+      add('compacted:late', { type: 'rebuild.compacted', requestId, source: 'extractive', boundary: boundaryEntry(ctx), tailIds: [] });
+    }
+  }
+  if (opts.drain) add('drain', { type: 'drain.requested' });
+  if (opts.close) {
+    if (agentInput) add('close', { type: 'close.requested', requestId: ctx.closeRequestId === null ? `close${ctx.writerSeq}` : `close${ctx.writerSeq}-again` });
+    // The close wait: fired while closing, or late (after the writer settled and the timer was cancelled).
+    add(ctx.closeRequestId !== null ? 'timer:close' : 'timer:close-late', { type: 'timer.fired', timerId: `${sid}-close` });
+  }
+  if (ctx.closed || ctx.draining) add('resume', { type: 'session.resumed' });
+  return out;
+}
+
+/** Context abstraction: what decisions depend on, never ids or the message index. */
+const abstractions = new WeakMap<object, string>();
+export function abstractSession(snapshot: SessionSnapshot): string {
+  let key = abstractions.get(snapshot);
+  if (key === undefined) {
+    key = abstract(snapshot);
+    abstractions.set(snapshot, key);
+  }
+  return key;
+}
+
+function abstract(snapshot: SessionSnapshot): string {
+  const c = snapshot.context;
+  const final = c.input.thresholds.at(-1);
+  const rb = c.rebuild;
+  return JSON.stringify([
+    snapshot.value,
+    c.tokens,
+    c.crossed,
+    c.watermark !== null,
+    c.writer === null ? null : [c.writer.trigger, c.writer.rung, c.writer.rung === final ? c.writer.firedAt : null],
+    c.pending,
+    c.recoveryGate,
+    rb === null ? null : [rb.phase, rb.mode, rb.compactOutcome, rb.timerId !== null, rb.writerId !== null && rb.writerId === c.writer?.writerId],
+    c.draining,
+    c.closed,
+    c.closeRequestId !== null,
+    c.usageRecovered,
+    c.index.length > 0,
+    c.writerSeq > 0,
+    c.rebuildSeq > 0,
+    c.input.fork ? null : deltaIsEmpty(c),
+  ]);
+}
+
+/** Delta mode: whether a writer would find nothing new since the watermark (a decision input the index hides). */
+function deltaIsEmpty(c: SessionContext): boolean {
+  const b = computeBoundaryIndex(c.index, c.input.tail);
+  const start = deltaStartIndex(c.index, c.watermark);
+  const w = c.watermark === null ? -1 : c.index.findIndex((m) => m.id === c.watermark);
+  return start > b || (w >= b && w >= 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Checks
+
+/** Invariants of one reachable state. */
+export function checkSessionState(snapshot: SessionSnapshot, check: Checks): void {
+  const c = snapshot.context;
+  const value = snapshot.value as { slot: string; lifecycle: string };
+  check.that(value.slot === slotOf(c), `slot region ${value.slot} disagrees with the context (${slotOf(c)})`);
+  const lifecycle = c.closed ? 'closed' : c.closeRequestId !== null ? 'closing' : 'active';
+  check.that(value.lifecycle === lifecycle, `lifecycle region ${value.lifecycle} disagrees with the context (${lifecycle})`);
+  check.that(c.pending === null || c.writer !== null, 'a pending request without a running writer');
+  check.that(!c.draining || c.pending === null, 'a pending request survives a drain');
+  check.that(c.closeRequestId === null || c.writer !== null, 'closing without a writer to wait for');
+  check.that(!c.closed || c.closeRequestId === null, 'closed and closing at once');
+  check.that(c.writer === null || c.writer.writerId === `${c.input.sessionId}-w${c.writerSeq}`, 'the running writer is not the newest one issued');
+  check.that(new Set(c.crossed).size === c.crossed.length && c.crossed.every((t) => c.input.thresholds.includes(t)), 'crossed rungs are not a set of rungs');
+  check.that(c.recoveryGate === null || c.recoveryGate <= c.input.maxAllowed, 'the recovery gate exceeds maxAllowed');
+  const rb = c.rebuild;
+  if (rb !== null) {
+    if (rb.phase === 'waiting') {
+      check.that(rb.timerId !== null, 'a waiting rebuild without a timer');
+      check.that(c.writer !== null && rb.writerId === c.writer.writerId, 'a waiting rebuild is not waiting for the running writer');
+    } else {
+      check.that(rb.timerId === null, 'a timer is kept after the wait ended');
+    }
+    if (rb.phase === 'rendering') check.that(c.watermark !== null, 'rendering without a watermark');
+  }
+}
+
+const isSettledFor = (event: SessionEvent, writerId: string | undefined): event is Extract<SessionEvent, { type: 'writer.settled' }> =>
+  event.type === 'writer.settled' && writerId !== undefined && event.writerId === writerId;
+
+/** Effects tracked along one path. Copy-on-branch: `clone()` before extending a path two ways. */
+export class SessionMonitor {
+  started = new Map<string, string>();
+  settled = new Set<string>();
+  draining = false;
+  /** Accepted rebuild request → replies so far. */
+  rebuilds = new Map<string, number>();
+  rendered = new Set<string>();
+  compacted = new Set<string>();
+  /** Timers started and not yet fired or cancelled. */
+  timers = new Set<string>();
+  timersEver = new Set<string>();
+
+  clone(): SessionMonitor {
+    const m = new SessionMonitor();
+    m.started = new Map(this.started);
+    m.settled = new Set(this.settled);
+    m.draining = this.draining;
+    m.rebuilds = new Map(this.rebuilds);
+    m.rendered = new Set(this.rendered);
+    m.compacted = new Set(this.compacted);
+    m.timers = new Set(this.timers);
+    m.timersEver = new Set(this.timersEver);
+    return m;
+  }
+
+  /** Checks one step (prev --event--> next with effects) against everything seen before on this path. */
+  step(prev: SessionContext, event: SessionEvent, effects: readonly SessionEffect[], next: SessionContext, check: Checks): void {
+    if (event.type === 'drain.requested') this.draining = true;
+    if (event.type === 'session.resumed') this.draining = false;
+
+    // One writer per session; the slot is claimed in the same transition that starts it.
+    const starts = effects.filter((e): e is WriterStartEffect => e.kind === 'writer.start');
+    check.that(starts.length <= 1, `${starts.length} writers started in one step`);
+    for (const s of starts) {
+      check.that(!this.started.has(s.writerId), `writer ${s.writerId} started twice`);
+      check.that(prev.writer === null || isSettledFor(event, prev.writer.writerId), 'a writer started while another one runs');
+      check.that(next.writer?.writerId === s.writerId && next.writer.boundary === s.boundary, 'the slot was not claimed by the started writer');
+      check.that(next.index.some((m) => m.id === s.boundary), 'the boundary is not a message of the main slice');
+      check.that(!this.draining, 'a writer started after a drain and before the session resumed');
+      check.that(s.watermark === next.watermark, 'writer.start carries a watermark other than the stored one');
+      this.started.set(s.writerId, s.boundary);
+    }
+
+    // Every started writer settles exactly once.
+    const settled = effects.filter((e) => e.kind === 'publish' && e.event.type === 'writer.settled');
+    const settlesCurrent = isSettledFor(event, prev.writer?.writerId);
+    check.that(settled.length === (settlesCurrent ? 1 : 0), `${settled.length} settlements published for ${event.type}`);
+    for (const e of settled) {
+      if (e.kind !== 'publish' || e.event.type !== 'writer.settled') continue;
+      const id = e.event.writer_id;
+      check.that(this.started.has(id), `settled writer ${id} never started`);
+      check.that(!this.settled.has(id), `writer ${id} settled twice`);
+      this.settled.add(id);
+    }
+    for (const id of this.started.keys()) {
+      check.that(this.settled.has(id) !== (next.writer?.writerId === id), `writer ${id} is neither running nor settled exactly once`);
+    }
+
+    // The watermark moves only on a success of the running writer, to the boundary frozen when it started.
+    const success = settlesCurrent && event.outcome === 'success';
+    if (next.watermark !== prev.watermark) check.that(success, `watermark moved on ${event.type}`);
+    if (success) check.that(next.watermark === this.started.get(event.writerId), 'watermark is not the boundary frozen at start');
+
+    if (event.type === 'drain.requested') check.that(next.pending === null && next.draining, 'drain kept a pending request');
+
+    // Rebuilds: each request answered exactly once; thresholds never rebuild.
+    const replies = effects.filter((e) => e.kind === 'rebuild.reply');
+    const rebuildEffects = effects.filter((e) => e.kind === 'rebuild.render' || e.kind === 'rebuild.compact' || e.kind === 'rebuild.reply');
+    if (event.type === 'messages.appended' || event.type === 'checkpoint.requested' || event.type === 'drain.requested' || event.type === 'close.requested') {
+      check.that(rebuildEffects.length === 0, `${event.type} produced rebuild effects`);
+    }
+    if (event.type === 'rebuild.requested' && prev.rebuild !== null) {
+      check.that(replies.length === 1 && replies[0]?.kind === 'rebuild.reply' && replies[0].requestId === event.requestId, 'a refused rebuild request is not answered once');
+      check.that(next.rebuild === prev.rebuild, 'a refused rebuild request disturbed the running one');
+    } else {
+      if (event.type === 'rebuild.requested') {
+        check.that(!this.rebuilds.has(event.requestId), 'rebuild request id reused');
+        this.rebuilds.set(event.requestId, 0);
+      }
+      for (const r of replies) {
+        if (r.kind !== 'rebuild.reply') continue;
+        const n = this.rebuilds.get(r.requestId);
+        check.that(n === 0, `rebuild ${r.requestId} answered ${n === undefined ? 'without a request' : 'twice'}`);
+        this.rebuilds.set(r.requestId, 1);
+        if (r.outcome === 'rebuilt') check.that(r.coveredUpTo === prev.watermark && r.coveredUpTo !== null && r.withContext, 'rebuilt does not cover up to the stored watermark');
+        if (r.outcome === 'insert-failed') check.that(!this.compacted.has(r.requestId) && !r.withContext, 'insert-failed after compacting');
+      }
+    }
+    for (const e of effects) {
+      if (e.kind === 'rebuild.render') {
+        check.that(e.watermark === next.watermark && e.watermark !== null, 'render from something else than the stored watermark');
+        this.rendered.add(e.requestId);
+      }
+      if (e.kind === 'rebuild.compact') {
+        check.that(!this.rendered.has(e.requestId), 'a rebuild with a usable checkpoint compacted');
+        this.compacted.add(e.requestId);
+      }
+      if (e.kind === 'timer.start') {
+        check.that(!this.timers.has(e.timerId), `timer ${e.timerId} started while running`);
+        this.timers.add(e.timerId);
+        this.timersEver.add(e.timerId);
+      }
+      if (e.kind === 'timer.cancel') {
+        // Cancelling a timer that already fired is harmless (the close path does it); one never started is not.
+        check.that(this.timersEver.has(e.timerId), `cancel of a timer never started: ${e.timerId}`);
+        this.timers.delete(e.timerId);
+      }
+      const cancel = e as { kind: string; writerId?: string };
+      if (cancel.kind === 'writer.cancel') {
+        check.that(event.type === 'timer.fired' && prev.closeRequestId !== null && cancel.writerId === prev.writer?.writerId, 'a writer cancelled other than by the close wait');
+      }
+    }
+    if (event.type === 'timer.fired') this.timers.delete(event.timerId);
+    for (const id of this.timers) {
+      const awaited = next.rebuild?.timerId === id || (next.closeRequestId !== null && id === `${next.input.sessionId}-close`);
+      check.that(awaited, `timer ${id} leaked`);
+    }
+
+    // Close: answered at once when idle or already closing, else when the running writer settles.
+    const closeReplies = effects.filter((e) => e.kind === 'reply' && 'closed' in e.body);
+    if (event.type === 'close.requested') {
+      const immediate = prev.closeRequestId !== null || prev.writer === null;
+      check.that(closeReplies.length === (immediate ? 1 : 0) && closeReplies.every((r) => r.kind === 'reply' && r.requestId === event.requestId), 'close not answered as it should be');
+      if (prev.closeRequestId !== null) check.that(next.closeRequestId === prev.closeRequestId, 'a second close replaced the first');
+      if (prev.closeRequestId === null) check.that(next.pending === null, 'close kept a queued request');
+    } else if (prev.closeRequestId !== null && next.closeRequestId === null) {
+      check.that(closeReplies.length === 1 && closeReplies[0]?.kind === 'reply' && closeReplies[0].requestId === prev.closeRequestId && next.closed, 'a finished close is not answered once');
+    } else {
+      check.that(closeReplies.length === 0, `${event.type} answered a close`);
+    }
+    for (const [id, n] of this.rebuilds) {
+      check.that(n === (next.rebuild?.requestId === id ? 0 : 1), `rebuild ${id} finished without exactly one reply (${n})`);
+    }
+  }
+}
+
+/** A memoising stepper: the same snapshot object and event always give the same result object. */
+export class SessionStepper {
+  private readonly memo = new WeakMap<object, Map<string, { snapshot: SessionSnapshot; effects: SessionEffect[] }>>();
+  private readonly fold = effectCollector();
+  transitions = 0;
+
+  step(snapshot: SessionSnapshot, event: SessionEvent): { snapshot: SessionSnapshot; effects: SessionEffect[] } {
+    let byEvent = this.memo.get(snapshot);
+    if (byEvent === undefined) {
+      byEvent = new Map();
+      this.memo.set(snapshot, byEvent);
+    }
+    const key = JSON.stringify(event);
+    const hit = byEvent.get(key);
+    if (hit !== undefined) return hit;
+    this.transitions++;
+    const [next, effects] = this.fold<SessionSnapshot, SessionEffect>(sessionMachine, snapshot, event);
+    const res = { snapshot: next, effects };
+    byEvent.set(key, res);
+    return res;
+  }
+
+  /** The machine as `@xstate/graph` logic whose transitions go through this stepper. */
+  logic(): typeof sessionMachine {
+    const logic = Object.create(sessionMachine) as typeof sessionMachine;
+    Object.defineProperty(logic, 'transition', { value: (s: SessionSnapshot, e: SessionEvent) => this.step(s, e).snapshot });
+    return logic;
+  }
+}
+
+export type { WriterOutcome };

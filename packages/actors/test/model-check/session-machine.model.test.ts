@@ -1,0 +1,193 @@
+import { getAdjacencyMap, getShortestPaths, getSimplePaths, type AdjacencyValue } from '@xstate/graph';
+import { afterAll, describe, expect, it } from 'vitest';
+import { foldEvent, foldStart } from '../../src/fold.ts';
+import type { SessionEffect } from '../../src/session-effects.ts';
+import type { SessionEvent, SessionInput } from '../../src/session-events.ts';
+import { sessionMachine } from '../../src/session-machine.ts';
+import { Checks, LabelRegistry, checkAdjacency, replayPath, stuckVertices, type Model } from './graph-harness.ts';
+import {
+  FULL_GEN,
+  MODEL_INPUT,
+  SessionMonitor,
+  SessionStepper,
+  abstractSession,
+  checkSessionState,
+  sessionEvents,
+  type SessionGenOptions,
+  type SessionSnapshot,
+} from './session-harness.ts';
+
+/**
+ * Model check of the session machine (SPEC §2.1–§2.6). Inputs are tiny (rungs 1 000 / 2 000, usable 3 000,
+ * maxAllowed 2 500, a one-message tail) and the context is abstracted to what decisions depend on, so the reachable
+ * graph is finite. Every vertex and every edge of the adjacency map is checked, every edge with the concrete run that
+ * discovered its source (so path invariants — settle once, watermark frozen at start, drain, one reply per rebuild —
+ * are tracked through effects); the library's shortest paths and depth-bounded simple paths are replayed concretely.
+ */
+
+function sessionModel(name: string, input: SessionInput, gen: SessionGenOptions, stepper = new SessionStepper()) {
+  const init = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
+  const model: Model<SessionSnapshot, SessionEvent, SessionEffect, SessionMonitor> = {
+    name,
+    init,
+    events: (s) => sessionEvents(s, gen),
+    serialize: abstractSession,
+    step: (s, e) => stepper.step(s, e),
+    checkState: checkSessionState,
+    monitor: () => new SessionMonitor(),
+    clone: (m) => m.clone(),
+    checkStep: (m, prev, e, effects, next, check) => m.step(prev.context, e, effects, next.context, check),
+  };
+  return { model, registry: new LabelRegistry<SessionEvent>(), stepper };
+}
+
+/** Labels of effect results the runtime always delivers eventually (settlements, the armed timer, render results). */
+const RESULT = /^(settle:(success|failure:.*|cancelled|skipped)|timer:current|rendered:(ok|failed)|compacted)$/;
+const quiescent = (s: SessionSnapshot) => s.context.writer === null && s.context.rebuild === null;
+
+const totals = { states: 0, edges: 0, paths: 0, steps: 0, checks: 0 };
+
+afterAll(() => {
+  console.log(
+    `session machine: ${totals.paths} paths (${totals.steps} steps), ${totals.states} states, ${totals.edges} edges, ${totals.checks} invariant checks`,
+  );
+});
+
+/** Adjacency map + every edge + shortest paths + liveness for one generator. */
+function exploreAll(name: string, input: SessionInput, gen: SessionGenOptions) {
+  const { model, registry, stepper } = sessionModel(name, input, gen);
+  const logic = stepper.logic();
+  const options = { fromState: model.init, events: registry.generator(model.events), serializeState: abstractSession, limit: 100_000 };
+  const check = new Checks();
+  const adj = getAdjacencyMap(logic, options);
+  const { vertices, edges } = checkAdjacency(model, adj, registry, check);
+  // Every state can get back to "no writer, no rebuild" with effect results alone: writers settle, rebuilds answer,
+  // a drain terminates.
+  expect(stuckVertices(adj, abstractSession, registry, quiescent, (l) => RESULT.test(l))).toEqual([]);
+  const shortest = getShortestPaths(logic, options);
+  let steps = 0;
+  for (const p of shortest) steps += replayPath(model, p, registry, check);
+  // The fast fold used by the stepper is the machine's real fold: compare with `foldEvent` on a sample of edges.
+  let sampled = 0;
+  for (const [i, v] of Object.values(adj).entries() as IterableIterator<[number, AdjacencyValue<SessionSnapshot, SessionEvent>]>) {
+    if (i % 23 !== 0) continue;
+    for (const t of Object.values(v.transitions)) {
+      const real = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, v.state, t.event);
+      const fast = stepper.step(v.state, t.event);
+      check.that(JSON.stringify([real.snapshot.value, real.snapshot.context, real.effects]) === JSON.stringify([fast.snapshot.value, fast.snapshot.context, fast.effects]), 'fast fold differs from foldEvent');
+      sampled++;
+    }
+  }
+  console.log(`session machine (${name}): ${vertices} states, ${edges} edges, ${shortest.length} shortest paths (${steps} steps), ${sampled} edges re-folded, ${check.count} invariant checks`);
+  totals.states += vertices;
+  totals.edges += edges;
+  totals.paths += shortest.length + edges;
+  totals.steps += steps;
+  totals.checks += check.count;
+  return { vertices, edges, paths: shortest.length, checks: check.count };
+}
+
+/**
+ * All simple paths of up to `depth` events over a family of labels, from the state reached by `prefix`
+ * (depth is part of the vertex, so the bounded graph is a DAG and its simple paths are all event sequences).
+ */
+function exploreSimple(name: string, input: SessionInput, family: RegExp, depth: number, prefix: readonly string[] = []) {
+  const { model, registry, stepper } = sessionModel(name, input, FULL_GEN);
+  let from = model.init;
+  for (const label of prefix) {
+    const e = model.events(from).find((l) => l.label === label);
+    if (e === undefined) throw new Error(`prefix label ${label} not offered`);
+    from = stepper.step(from, e.event).snapshot;
+  }
+  const depthOf = new WeakMap<object, number>([[from, 0]]);
+  const keys = new WeakMap<object, string>();
+  const logic = Object.create(sessionMachine) as typeof sessionMachine;
+  Object.defineProperty(logic, 'transition', {
+    value: (s: SessionSnapshot, e: SessionEvent) => {
+      const next = stepper.step(s, e).snapshot;
+      if (!depthOf.has(next)) depthOf.set(next, (depthOf.get(s) ?? 0) + 1);
+      return next;
+    },
+  });
+  const serializeState = (s: SessionSnapshot) => {
+    let k = keys.get(s);
+    if (k === undefined) {
+      k = `${abstractSession(s)}#${depthOf.get(s) ?? 0}`;
+      keys.set(s, k);
+    }
+    return k;
+  };
+  const paths = getSimplePaths(logic, {
+    fromState: from,
+    events: registry.generator((s: SessionSnapshot) => model.events(s).filter((l) => family.test(l.label))),
+    serializeState,
+    stopWhen: (s) => (depthOf.get(s) ?? 0) >= depth,
+    limit: 100_000,
+  });
+  // Replay from the initial snapshot: the prefix, then the path.
+  const check = new Checks();
+  let steps = 0;
+  for (const p of paths) steps += replayPath(model, p, registry, check, prefix);
+  console.log(`session machine (${name}): ${paths.length} simple paths of ≤ ${depth} events (${steps} steps), ${check.count} invariant checks`);
+  totals.paths += paths.length;
+  totals.steps += steps;
+  totals.checks += check.count;
+  return { paths: paths.length, checks: check.count };
+}
+
+const SLOT_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 1100, 2100, 2500], rebuild: false };
+const REBUILD_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 3100], subagent: false, settlements: ['success', 'failure:transient', 'cancelled'], close: false };
+const SWITCH_GEN: SessionGenOptions = { ...REBUILD_GEN, usages: [500, 1100, 3100], drain: false };
+
+describe('session machine model check', () => {
+  it('thresholds, slot, queue, settlement, drain and close: every state, edge and shortest path', () => {
+    const r = exploreAll('slot', MODEL_INPUT, SLOT_GEN);
+    expect(r.vertices).toBeGreaterThan(500);
+    expect(r.edges).toBeGreaterThan(8_000);
+    expect(r.checks).toBeGreaterThan(200_000);
+  });
+
+  it('rebuild decision chain with timers, renders, compaction and late results: every state, edge and shortest path', () => {
+    const r = exploreAll('rebuild', MODEL_INPUT, REBUILD_GEN);
+    expect(r.vertices).toBeGreaterThan(700);
+    expect(r.edges).toBeGreaterThan(12_000);
+    expect(r.checks).toBeGreaterThan(300_000);
+  });
+
+  it('switches and delta mode: checkpointing off, memory writes off, fork unavailable', () => {
+    const off = exploreAll('checkpoint off', { ...MODEL_INPUT, checkpointEnabled: false }, SWITCH_GEN);
+    const noWrite = exploreAll('memory writes off', { ...MODEL_INPUT, memoryWriteDisabled: true }, SWITCH_GEN);
+    const delta = exploreAll('delta mode', { ...MODEL_INPUT, fork: false, forkUnavailableReason: 'no writing tool' }, { ...SLOT_GEN, usages: [500, 1100, 2100], settlements: ['success', 'failure:transient', 'skipped'], close: false });
+    expect(off.vertices).toBeGreaterThan(5);
+    expect(noWrite.vertices).toBeGreaterThan(5);
+    expect(delta.vertices).toBeGreaterThan(150);
+  });
+
+  it('all event sequences of bounded length in each family', () => {
+    const queue = exploreSimple('queue', MODEL_INPUT, /^(checkpoint|settle:(success|failure:transient|cancelled|duplicate|stale)|drain|resume|append:1100)$/, 4, ['append:500']);
+    const thresholds = exploreSimple('thresholds', MODEL_INPUT, /^(append:(500|1100|2100|2500|subagent)|settle:(success|failure:transient))$/, 4);
+    const rebuild = exploreSimple('rebuild', MODEL_INPUT, /^(rebuild:(overflow:file|overflow:nofile|manual:nofile)|timer:(current|stale|old)|rendered:(ok|failed|late)|compacted|settle:(success|failure:transient|unknown)|checkpoint)$/, 4, ['append:500']);
+    const close = exploreSimple('close', MODEL_INPUT, /^(close|resume|checkpoint|settle:(success|cancelled|duplicate)|timer:(close|close-late)|drain|rebuild:overflow:nofile|timer:current|compacted)$/, 4, ['append:500']);
+    expect(queue.paths + thresholds.paths + rebuild.paths + close.paths).toBeGreaterThan(3_000);
+  });
+
+  it('the checks reject broken steps (so they cannot pass vacuously)', () => {
+    const ctx = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, MODEL_INPUT).snapshot.context;
+    const running = { ...ctx, writerSeq: 1, writer: { writerId: 's-w1', boundary: 'm1', mode: 'fork' as const, trigger: 'manual' as const, rung: null, firedAt: 0 } };
+    const append: SessionEvent = { type: 'messages.appended', messages: [] };
+    const start = (id: string) => ({ kind: 'writer.start' as const, writerId: id, boundary: 'm1', mode: 'fork' as const, deltaFrom: null, trigger: 'manual' as const, watermark: null });
+    const broken: [string, () => void][] = [
+      ['watermark moved', () => new SessionMonitor().step(ctx, append, [], { ...ctx, watermark: 'm1' }, new Checks())],
+      ['2 writers started', () => new SessionMonitor().step(ctx, append, [start('s-w1'), start('s-w2')], running, new Checks())],
+      ['writer s-w1 started twice', () => {
+        const m = new SessionMonitor();
+        m.step(ctx, append, [start('s-w1')], { ...running, index: [{ id: 'm1', role: 'user', tokens: 1, textual: true, finished: false, toolCallIds: [] }] }, new Checks());
+        m.step(ctx, append, [start('s-w1')], running, new Checks());
+      }],
+      ['slot region idle disagrees', () => checkSessionState({ value: { slot: 'idle', lifecycle: 'active' }, context: running } as unknown as SessionSnapshot, new Checks())],
+      ['rebuild rb1 answered without a request', () =>
+        new SessionMonitor().step(ctx, { type: 'timer.fired', timerId: 't' }, [{ kind: 'rebuild.reply', requestId: 'rb1', outcome: 'rebuilt', coveredUpTo: null, statusText: '', withContext: true }], ctx, new Checks())],
+    ];
+    for (const [message, run] of broken) expect(run, message).toThrow(message);
+  });
+});
