@@ -41,7 +41,9 @@ function render(ctx: SessionContext, rebuild: RebuildInProgress, effects: Sessio
 function wait(ctx: SessionContext, rebuild: RebuildInProgress, ms: number, effects: SessionEffect[]): SessionContext {
   const id = timerId(ctx);
   effects.push({ kind: 'timer.start', timerId: id, ms });
-  effects.push({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
+  // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status (reference §9.2 step 5);
+  // only a wait before rendering a usable checkpoint is "Preparing conversation context…" (reference §9.5).
+  if (rebuild.mode === 'usable') effects.push({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
   return { ...ctx, rebuild: { ...rebuild, phase: 'waiting', timerId: id, writerId: ctx.writer?.writerId ?? null } };
 }
 
