@@ -58,7 +58,7 @@ function writerNoise(pick: number): WriterEvent {
 }
 
 describe('random event sequences', () => {
-  it(`session machine: ${RUNS} runs of up to ${MAX_EVENTS} events keep every invariant`, () => {
+  it(`session machine: ${RUNS} runs of up to ${MAX_EVENTS} events keep every invariant`, { timeout: 30_000 }, () => {
     let steps = 0;
     const check = new Checks();
     fc.assert(
@@ -106,7 +106,7 @@ describe('random event sequences', () => {
     expect(steps).toBeGreaterThan(RUNS * 10);
   });
 
-  it(`writer machine: ${RUNS} runs of up to ${MAX_EVENTS} events keep every invariant`, () => {
+  it(`writer machine: ${RUNS} runs of up to ${MAX_EVENTS} events keep every invariant`, { timeout: 30_000 }, () => {
     let steps = 0;
     const check = new Checks();
     fc.assert(

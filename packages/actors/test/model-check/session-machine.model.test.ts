@@ -140,21 +140,21 @@ const REBUILD_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 3100], subag
 const SWITCH_GEN: SessionGenOptions = { ...REBUILD_GEN, usages: [500, 1100, 3100], drain: false };
 
 describe('session machine model check', () => {
-  it('thresholds, slot, queue, settlement, drain and close: every state, edge and shortest path', () => {
+  it('thresholds, slot, queue, settlement, drain and close: every state, edge and shortest path', { timeout: 30_000 }, () => {
     const r = exploreAll('slot', MODEL_INPUT, SLOT_GEN);
     expect(r.vertices).toBeGreaterThan(500);
     expect(r.edges).toBeGreaterThan(8_000);
     expect(r.checks).toBeGreaterThan(200_000);
   });
 
-  it('rebuild decision chain with timers, renders, compaction and late results: every state, edge and shortest path', () => {
+  it('rebuild decision chain with timers, renders, compaction and late results: every state, edge and shortest path', { timeout: 30_000 }, () => {
     const r = exploreAll('rebuild', MODEL_INPUT, REBUILD_GEN);
     expect(r.vertices).toBeGreaterThan(700);
     expect(r.edges).toBeGreaterThan(12_000);
     expect(r.checks).toBeGreaterThan(300_000);
   });
 
-  it('switches and delta mode: checkpointing off, memory writes off, fork unavailable', () => {
+  it('switches and delta mode: checkpointing off, memory writes off, fork unavailable', { timeout: 30_000 }, () => {
     const off = exploreAll('checkpoint off', { ...MODEL_INPUT, checkpointEnabled: false }, SWITCH_GEN);
     const noWrite = exploreAll('memory writes off', { ...MODEL_INPUT, memoryWriteDisabled: true }, SWITCH_GEN);
     const delta = exploreAll('delta mode', { ...MODEL_INPUT, fork: false, forkUnavailableReason: 'no writing tool' }, { ...SLOT_GEN, usages: [500, 1100, 2100], settlements: ['success', 'failure:transient', 'skipped'], close: false });
@@ -163,7 +163,7 @@ describe('session machine model check', () => {
     expect(delta.vertices).toBeGreaterThan(150);
   });
 
-  it('all event sequences of bounded length in each family', () => {
+  it('all event sequences of bounded length in each family', { timeout: 30_000 }, () => {
     const queue = exploreSimple('queue', MODEL_INPUT, /^(checkpoint|settle:(success|failure:transient|cancelled|duplicate|stale)|drain|resume|append:1100)$/, 4, ['append:500']);
     const thresholds = exploreSimple('thresholds', MODEL_INPUT, /^(append:(500|1100|2100|2500|subagent)|settle:(success|failure:transient))$/, 4);
     const rebuild = exploreSimple('rebuild', MODEL_INPUT, /^(rebuild:(overflow:file|overflow:nofile|manual:nofile)|timer:(current|stale|old)|rendered:(ok|failed|late)|compacted|settle:(success|failure:transient|unknown)|checkpoint)$/, 4, ['append:500']);
@@ -171,7 +171,7 @@ describe('session machine model check', () => {
     expect(queue.paths + thresholds.paths + rebuild.paths + close.paths).toBeGreaterThan(3_000);
   });
 
-  it('the checks reject broken steps (so they cannot pass vacuously)', () => {
+  it('the checks reject broken steps (so they cannot pass vacuously)', { timeout: 30_000 }, () => {
     const ctx = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, MODEL_INPUT).snapshot.context;
     const running = { ...ctx, writerSeq: 1, writer: { writerId: 's-w1', boundary: 'm1', mode: 'fork' as const, trigger: 'manual' as const, rung: null, firedAt: 0 } };
     const append: SessionEvent = { type: 'messages.appended', messages: [] };

@@ -13,7 +13,7 @@ import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, WriterStepper, abstractWrit
  * phase or twice. Every event is offered in every state.
  */
 describe('writer machine model check', () => {
-  it('holds the invariants on every reachable state, every edge, every shortest and every simple path', () => {
+  it('holds the invariants on every reachable state, every edge, every shortest and every simple path', { timeout: 30_000 }, () => {
     const stepper = new WriterStepper();
     const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, WRITER_INPUT);
     expect(start.effects).toEqual([{ kind: 'prepare' }]);
@@ -85,7 +85,7 @@ describe('writer machine model check', () => {
     expect(check.count).toBeGreaterThan(100_000);
   });
 
-  it('the checks reject broken steps (so they cannot pass vacuously)', () => {
+  it('the checks reject broken steps (so they cannot pass vacuously)', { timeout: 30_000 }, () => {
     const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, WRITER_INPUT).snapshot;
     const settled = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, start, { type: 'writer.cancel', reason: 'x' });
     const cancel: WriterEvent = { type: 'writer.cancel', reason: 'x' };
