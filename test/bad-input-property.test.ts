@@ -25,6 +25,7 @@ import {
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
+import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -49,43 +50,21 @@ type SessionVerb = (typeof SESSION_VERBS)[number];
 /** Codes a bad request may get; `internal` never, `too_large` and `unavailable` not for these small payloads. */
 const EXPECTED_ERRORS: readonly ErrorCode[] = ['decode_error', 'bad_request', 'not_found', 'conflict'];
 
-let nats: NatsServerHandle;
-let loopback: LoopbackModel;
-let dataDir: string;
+let h: Harness;
 let log: LmdbEventLog;
-let daemonTransport: NatsTransport;
 let transport: NatsTransport;
 let daemon: BatonDaemon;
 let client: BatonClient;
 
 beforeAll(async () => {
-  nats = await startNatsServer();
-  loopback = await startLoopbackModel({ mode: 'scripted' });
-  dataDir = await mkdtemp(join(tmpdir(), 'baton-bad-input-prop-'));
-  log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  daemonTransport = await NatsTransport.connect({ servers: nats.url, name: 'daemon' });
-  daemon = BatonDaemon.start({
-    transport: daemonTransport,
-    log,
-    dataDir,
-    poolSize: 1,
-    model: { baseURL: loopback.baseURL, apiKey: 'test', maxRetries: 0 },
-    maxRequestBytes: MAX_REQUEST_BYTES,
-    checkpointDisabled: true,
-  });
-  transport = await NatsTransport.connect({ servers: nats.url, name: 'property' });
+  h = await startHarness({ mode: 'scripted', poolSize: 1, daemon: { maxRequestBytes: MAX_REQUEST_BYTES, checkpointDisabled: true } });
+  ({ log, daemon, clientTransport: transport } = h);
   client = new BatonClient(transport, { timeoutMs: TIMEOUT_MS });
   for (const sid of KNOWN_SIDS) await openKnown(sid);
 });
 
 afterAll(async () => {
-  await daemon?.stop();
-  await transport?.close();
-  await daemonTransport?.close();
-  await log?.close();
-  await loopback?.close();
-  await nats?.stop();
-  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  await h?.stop();
 });
 
 /** Opens a known session, or resumes (and so reopens) it after a run closed it. */

@@ -19,6 +19,7 @@ import {
   type ReplyMessage,
 } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -35,11 +36,8 @@ const UNKNOWN_SID = 'no-such-session-0000';
 const TIMEOUT_MS = 10_000;
 const MODEL = { id: 'test-model', context_window: 200_000 } as const;
 
-let nats: NatsServerHandle;
-let loopback: LoopbackModel;
-let dataDir: string;
+let h: Harness;
 let log: LmdbEventLog;
-let daemonTransport: NatsTransport;
 let clientTransport: NatsTransport;
 let tapTransport: NatsTransport;
 let daemon: BatonDaemon;
@@ -48,22 +46,9 @@ let client: BatonClient;
 let mainSid: string;
 
 beforeAll(async () => {
-  nats = await startNatsServer();
-  loopback = await startLoopbackModel({ mode: 'scripted' });
-  dataDir = await mkdtemp(join(tmpdir(), 'baton-bad-input-'));
-  log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  daemonTransport = await NatsTransport.connect({ servers: nats.url, name: 'daemon' });
-  daemon = BatonDaemon.start({
-    transport: daemonTransport,
-    log,
-    dataDir,
-    poolSize: 1,
-    model: { baseURL: loopback.baseURL, apiKey: 'test', maxRetries: 0 },
-    maxRequestBytes: MAX_REQUEST_BYTES,
-    checkpointDisabled: true,
-  });
-  clientTransport = await NatsTransport.connect({ servers: nats.url, name: 'client' });
-  tapTransport = await NatsTransport.connect({ servers: nats.url, name: 'tap' });
+  h = await startHarness({ mode: 'scripted', poolSize: 1, daemon: { maxRequestBytes: MAX_REQUEST_BYTES, checkpointDisabled: true } });
+  ({ log, daemon, clientTransport } = h);
+  tapTransport = await NatsTransport.connect({ servers: h.nats.url, name: 'tap' });
   client = new BatonClient(clientTransport, { timeoutMs: TIMEOUT_MS });
   const opened = await client.open(validOpen());
   mainSid = opened.session_id;
@@ -71,14 +56,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await daemon?.stop();
-  await clientTransport?.close();
   await tapTransport?.close();
-  await daemonTransport?.close();
-  await log?.close();
-  await loopback?.close();
-  await nats?.stop();
-  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  await h?.stop();
 });
 
 function validOpen(): OpenRequest {

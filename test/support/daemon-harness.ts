@@ -13,6 +13,8 @@ export interface Harness {
   readonly log: LmdbEventLog;
   readonly daemon: BatonDaemon;
   readonly client: BatonClient;
+  /** The client's own NATS connection (for raw requests). */
+  readonly clientTransport: NatsTransport;
   stop(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export async function startHarness(options: { poolSize?: number; mode?: 'extract
     log,
     daemon,
     client,
+    clientTransport,
     async stop() {
       await daemon.stop();
       await clientTransport.close();

@@ -94,11 +94,11 @@ export function slotOf(ctx: SessionContext): SlotState {
   return ctx.pending === null ? 'running' : 'runningPending';
 }
 
-/** Next rung above the current count that has not fired, or null. */
+/** The next rung to fire (the lowest that has not fired), or null. */
 export function nextThreshold(ctx: SessionContext): number | null {
-  // A usage recovered by a rebuild no longer counts: the re-armed ladder starts from the bottom.
-  const tokens = ctx.usageRecovered ? 0 : ctx.tokens;
-  return ctx.input.thresholds.find((t) => !ctx.crossed.includes(t) && t > tokens) ?? null;
+  // The lowest rung that has not fired: a rung passed while a writer ran stays armed and fires next; after a rebuild
+  // the re-armed ladder starts from the bottom.
+  return ctx.input.thresholds.find((t) => !ctx.crossed.includes(t)) ?? null;
 }
 
 export function isOverflow(ctx: SessionContext): boolean {

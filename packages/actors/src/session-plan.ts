@@ -92,8 +92,9 @@ function settle(ctx: SessionContext, event: Extract<SessionEvent, { type: 'write
 /** How long `close` waits for a running writer before cancelling it (the drain bound, SPEC §2.5). */
 export const CLOSE_WAIT_MS = 120_000;
 
-function closeTimerId(ctx: SessionContext): string {
-  return `${ctx.input.sessionId}-close`;
+/** One timer per close request, so a late firing of an earlier close's timer never cancels a later close's writer. */
+function closeTimerId(ctx: SessionContext, requestId: string | null = ctx.closeRequestId): string {
+  return `${ctx.input.sessionId}-close-${requestId ?? 'none'}`;
 }
 
 /** Folds one event into the session context. Pure: same context and event, same result. */
@@ -133,12 +134,13 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
         return { context: { ...ctx, pending: null, closed: true }, effects };
       }
       // The running writer is drained first (cancelled if it takes longer than CLOSE_WAIT_MS); a queued request is dropped.
-      effects.push({ kind: 'timer.start', timerId: closeTimerId(ctx), ms: CLOSE_WAIT_MS });
+      effects.push({ kind: 'timer.start', timerId: closeTimerId(ctx, event.requestId), ms: CLOSE_WAIT_MS });
       return { context: { ...ctx, pending: null, closeRequestId: event.requestId }, effects };
     }
     case 'timer.fired': {
-      if (event.timerId === closeTimerId(ctx)) {
-        if (ctx.closeRequestId !== null && ctx.writer !== null) {
+      if (event.timerId.startsWith(`${ctx.input.sessionId}-close-`)) {
+        // Only the current close's timer cancels the writer; a stale one changes nothing.
+        if (ctx.closeRequestId !== null && event.timerId === closeTimerId(ctx) && ctx.writer !== null) {
           effects.push({ kind: 'writer.cancel', writerId: ctx.writer.writerId, reason: 'session closing' });
         }
         return { context: ctx, effects };

@@ -189,7 +189,8 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
   if (opts.close) {
     if (agentInput) add('close', { type: 'close.requested', requestId: ctx.closeRequestId === null ? `close${ctx.writerSeq}` : `close${ctx.writerSeq}-again` });
     // The close wait: fired while closing, or late (after the writer settled and the timer was cancelled).
-    add(ctx.closeRequestId !== null ? 'timer:close' : 'timer:close-late', { type: 'timer.fired', timerId: `${sid}-close` });
+    // One timer per close request: the current one, or a late one of an earlier close.
+    add(ctx.closeRequestId !== null ? 'timer:close' : 'timer:close-late', { type: 'timer.fired', timerId: `${sid}-close-${ctx.closeRequestId ?? `close${ctx.writerSeq}`}` });
   }
   if (ctx.closed || ctx.draining) add('resume', { type: 'session.resumed' });
   return out;
@@ -385,7 +386,7 @@ export class SessionMonitor {
     }
     if (event.type === 'timer.fired') this.timers.delete(event.timerId);
     for (const id of this.timers) {
-      const awaited = next.rebuild?.timerId === id || (next.closeRequestId !== null && id === `${next.input.sessionId}-close`);
+      const awaited = next.rebuild?.timerId === id || (next.closeRequestId !== null && id === `${next.input.sessionId}-close-${next.closeRequestId}`);
       check.that(awaited, `timer ${id} leaked`);
     }
 
