@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   AppendReplySchema,
@@ -22,7 +20,6 @@ import {
   type ErrorCode,
   type Headers,
 } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { startHarness, type Harness } from './support/daemon-harness.ts';

@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   BatonClient,
   BatonDaemon,
@@ -18,7 +15,6 @@ import {
   type OpenRequest,
   type ReplyMessage,
 } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
