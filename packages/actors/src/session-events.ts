@@ -66,6 +66,8 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     checkpointExists: z.boolean(),
   }),
   z.object({ type: z.literal('timer.fired'), timerId: z.string() }),
+  /** A rebuild whose requester is gone (the daemon restarted while it ran): dropped without an answer. */
+  z.object({ type: z.literal('rebuild.abandoned'), requestId: z.string(), reason: z.string() }),
   z.object({
     type: z.literal('rebuild.rendered'),
     requestId: z.string(),

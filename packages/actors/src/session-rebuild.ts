@@ -111,6 +111,12 @@ export function onRebuildEvent(ctx: SessionContext, event: SessionEvent, effects
       if (!event.ok || event.boundary === undefined) return finish(ctx, 'insert-failed', null, false, effects);
       return finish(rebase(ctx, event.boundary, event.tailIds), 'rebuilt', ctx.watermark, true, effects);
     }
+    case 'rebuild.abandoned': {
+      const rebuild = ctx.rebuild;
+      if (rebuild === null || rebuild.requestId !== event.requestId) return ctx;
+      if (rebuild.timerId !== null) effects.push({ kind: 'timer.cancel', timerId: rebuild.timerId });
+      return { ...ctx, rebuild: null };
+    }
     case 'rebuild.compacted': {
       const rebuild = ctx.rebuild;
       if (rebuild === null || rebuild.phase !== 'compacting' || rebuild.requestId !== event.requestId) return ctx;

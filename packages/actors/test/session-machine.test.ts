@@ -167,3 +167,20 @@ describe('recovery gate (scenario 8)', () => {
     expect(run([...evs, { type: 'writer.settled', writerId: c2.writerId, outcome: 'failure', failure: { kind: 'transient', retryable: true } }], gateInput).ctx.recoveryGate).toBeNull();
   });
 });
+
+describe('rebuild abandoned after a restart', () => {
+  it('drops the rebuild in progress without an answer and cancels its timer, so a new rebuild can run', () => {
+    const r = run([
+      { type: 'messages.appended', messages: [user(), assistant(10)] },
+      { type: 'checkpoint.requested', requestId: 'c1' },
+      { type: 'rebuild.requested', requestId: 'r1', reason: 'overflow', waitMs: 180_000, checkpointExists: false },
+    ]);
+    expect(r.ctx.rebuild).toMatchObject({ requestId: 'r1', phase: 'waiting' });
+    const timer = r.ctx.rebuild?.timerId;
+    const a = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'rebuild.abandoned', requestId: 'r1', reason: 'daemon restarted' });
+    expect((a.snapshot.context as SessionContext).rebuild).toBeNull();
+    expect(a.effects).toEqual([{ kind: 'timer.cancel', timerId: timer }]);
+    const again = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, a.snapshot, { type: 'rebuild.requested', requestId: 'r2', reason: 'manual', waitMs: 1_000, checkpointExists: false });
+    expect((again.snapshot.context as SessionContext).rebuild).toMatchObject({ requestId: 'r2' });
+  });
+});

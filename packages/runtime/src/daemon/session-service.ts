@@ -181,10 +181,15 @@ export class SessionService {
     const reply = await this.#o.pool.call<FoldReply>(sessionId, { kind: 'session.load', sessionId, setup: payload.setup, records: records.slice(1) });
     session.summary = reply.summary;
     this.#sessions.set(sessionId, session);
-    if (reply.summary.writerId !== null) {
+    if (reply.summary.rebuildRequestId !== null) {
+      // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
+      const record = await this.#append(sessionId, 'rebuild.abandoned', { requestId: reply.summary.rebuildRequestId, reason: 'daemon restarted' });
+      await this.#fold(session, record);
+    }
+    if (session.summary.writerId !== null) {
       // The writer that held the slot died with the previous process: settle it so the session can write again.
       const record = await this.#append(sessionId, 'writer.settled', {
-        writerId: reply.summary.writerId,
+        writerId: session.summary.writerId,
         outcome: 'cancelled',
         failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
         reason: 'daemon restarted',

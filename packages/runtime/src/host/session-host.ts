@@ -45,6 +45,7 @@ export function sessionEventOf(record: StoredRecord): SessionEvent | null {
     case 'timer.fired':
     case 'rebuild.rendered':
     case 'rebuild.compacted':
+    case 'rebuild.abandoned':
       return SessionEventSchema.parse({ ...payload, type: record.type });
     default:
       return null;
@@ -66,6 +67,7 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     closed: ctx.closed,
     closing: ctx.closeRequestId !== null,
     rebuilding: ctx.rebuild !== null,
+    rebuildRequestId: ctx.rebuild?.requestId ?? null,
   };
 }
 

@@ -30,6 +30,7 @@ export interface SessionSummary {
   readonly closed: boolean;
   readonly closing: boolean;
   readonly rebuilding: boolean;
+  readonly rebuildRequestId: string | null;
 }
 
 export interface WorkerError {
