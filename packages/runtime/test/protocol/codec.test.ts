@@ -78,6 +78,8 @@ describe('round trips', () => {
   it.each(['msgpack', 'json'] as const)('arbitrary JSON values survive %s', (encoding: Encoding) => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
+        // msgpackr renames a `__proto__` key (prototype-pollution guard, documented in codec.ts): not a round trip.
+        fc.pre(!JSON.stringify(value).includes('"__proto__"'));
         const expected: unknown = JSON.parse(JSON.stringify(value));
         expect(decodeReply(encodeReply(value, encoding), encoding)).toEqual(expected);
       }),
