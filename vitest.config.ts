@@ -12,6 +12,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           environment: 'node',
+          setupFiles: ['test/support/fast-check-seed.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
-  test: { name: 'actors', include: ['test/**/*.test.ts'], environment: 'node' },
+  test: { name: 'actors', include: ['test/**/*.test.ts'], environment: 'node', setupFiles: ['../../test/support/fast-check-seed.ts'] },
 });
