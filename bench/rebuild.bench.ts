@@ -24,7 +24,7 @@ import { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS } from '@baton/memory-store';
 import { BatonClient, BatonDaemon, LmdbEventLog, MemoryBus, type Message, type OpenReply, type OpenRequest, type SessionEvent } from '@baton/runtime';
 import { startLoopbackModel } from '@baton/runtime/testing';
 import type { BenchRow, BenchSection } from './bench-types.ts';
-import { AGENT_TOOLS, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation } from './writers.bench.ts';
+import { AGENT_TOOLS, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation } from './coding-conversation.ts';
 
 /** 200 000-token model with 16 000 output tokens: usable window 168 000; the single rung at 50 % is 84 000. */
 const MODEL = { id: 'gpt-4o', context_window: 200_000, max_output_tokens: 16_000 };
