@@ -2,7 +2,7 @@ import path from 'node:path';
 import { checkBudgets } from './budget-rules.ts';
 import type { Budgets, CheckpointBudgetKey } from './budgets.ts';
 import { CHECKPOINT_SECTIONS, parseSections, type ParsedSection } from './checkpoint-sections.ts';
-import { checkIndexLines, validateSpillover } from './index-lines.ts';
+import { checkIndexAndSpillovers } from './index-lines.ts';
 import { checkStructure } from './structure-rules.ts';
 import type { TokenCounter } from './token-counter.ts';
 import type { Violation } from './violation.ts';
@@ -62,14 +62,7 @@ export function checkCheckpoint(input: CheckpointCheckInput): Violation[] {
     });
   }
 
-  const index = checkIndexLines(file, text, 'checkpoint', input.spilloverExists);
-  violations.push(...index.violations);
-  if (input.readSpillover !== undefined) {
-    for (const fileName of index.spillovers) {
-      const spillover = input.readSpillover(fileName);
-      if (spillover !== null) violations.push(...validateSpillover(path.join(path.dirname(file), fileName), spillover));
-    }
-  }
+  violations.push(...checkIndexAndSpillovers(file, text, 'checkpoint', input.spilloverExists, input.readSpillover));
 
   violations.push(
     ...checkBudgets({

@@ -160,3 +160,25 @@ export function validateSpillover(file: string, text: string): Violation[] {
   });
   return violations;
 }
+
+/**
+ * Index-line violations of a file, plus, when `readSpillover` is given, the no-nested-spillover check of every
+ * spillover its index lines point at (spillovers live beside the file).
+ */
+export function checkIndexAndSpillovers(
+  file: string,
+  text: string,
+  owner: SpilloverOwner,
+  spilloverExists: (fileName: string) => boolean,
+  readSpillover: ((fileName: string) => string | null) | undefined,
+): Violation[] {
+  const index = checkIndexLines(file, text, owner, spilloverExists);
+  const violations = [...index.violations];
+  if (readSpillover !== undefined) {
+    for (const fileName of index.spillovers) {
+      const spillover = readSpillover(fileName);
+      if (spillover !== null) violations.push(...validateSpillover(path.join(path.dirname(file), fileName), spillover));
+    }
+  }
+  return violations;
+}

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { checkBudgets } from './budget-rules.ts';
 import { MEMORY_BUDGET_KEYS, type Budgets, type MemoryBudgetKey } from './budgets.ts';
 import { parseSections, type ParsedSection } from './checkpoint-sections.ts';
-import { checkIndexLines, validateSpillover } from './index-lines.ts';
+import { checkIndexAndSpillovers } from './index-lines.ts';
 import {
   DISCOVERED_SECTION_TITLE,
   hasHowToApply,
@@ -74,14 +74,7 @@ export function checkMemory(input: MemoryCheckInput): Violation[] {
   }
   violations.push(...checkDuplicateTitles(file, entries, input.previous === null ? [] : parseDiscoveredEntries(input.previous)));
 
-  const index = checkIndexLines(file, text, 'memory', input.spilloverExists);
-  violations.push(...index.violations);
-  if (input.readSpillover !== undefined) {
-    for (const fileName of index.spillovers) {
-      const spillover = input.readSpillover(fileName);
-      if (spillover !== null) violations.push(...validateSpillover(path.join(path.dirname(file), fileName), spillover));
-    }
-  }
+  violations.push(...checkIndexAndSpillovers(file, text, 'memory', input.spilloverExists, input.readSpillover));
 
   violations.push(
     ...checkBudgets({
