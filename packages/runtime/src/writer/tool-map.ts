@@ -3,19 +3,12 @@
  * tool definitions unchanged, so the writer calls the agent's names and Baton runs its sandboxed implementation.
  */
 
-export const WRITER_TOOLS = ['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task'] as const;
-export type WriterToolName = (typeof WRITER_TOOLS)[number];
+import { WRITER_TOOL_ARGS, type WriterToolName } from '../protocol/requests.ts';
 
-/** Baton's argument names per tool. */
-export const WRITER_TOOL_ARGS: Readonly<Record<WriterToolName, readonly string[]>> = {
-  read: ['path', 'offset', 'limit'],
-  write: ['path', 'content'],
-  edit: ['path', 'old_string', 'new_string', 'replace_all'],
-  apply_patch: ['patch'],
-  glob: ['pattern', 'path'],
-  grep: ['pattern', 'path', 'include'],
-  task: ['operation'],
-};
+export type { WriterToolName };
+
+/** Baton's writer tools (their argument names are the protocol's `WRITER_TOOL_ARGS`). */
+export const WRITER_TOOLS = Object.keys(WRITER_TOOL_ARGS) as readonly WriterToolName[];
 
 export interface ToolBinding {
   readonly tool: WriterToolName;
