@@ -3,8 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
+      'packages/protocol',
+      'packages/client',
+      'packages/log-schema',
       'packages/actors',
       'packages/memory-store',
+      'packages/testing',
       'packages/runtime',
       'packages/cli',
       {

@@ -4,7 +4,7 @@
  * the integration tests' own (`test/support/conversation.ts`).
  */
 import { countTokens } from 'gpt-tokenizer';
-import type { Message } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS } from '../test/support/conversation.ts';
 
 export { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS };

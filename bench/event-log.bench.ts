@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { open } from 'lmdb';
-import { LmdbEventLog } from '../packages/runtime/src/event-log/lmdb-event-log.ts';
+import { LmdbEventLog } from '@baton/runtime';
+// The record codec is internal to the LMDB adapter; the bench measures it directly.
 import { createRecordPackr, toLogRecord } from '../packages/runtime/src/event-log/codec.ts';
-import type { AppendInput } from '../packages/runtime/src/event-log/event-log.ts';
+import type { AppendInput } from '@baton/log-schema';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 
 export interface EventLogBenchOptions {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { LoopbackModelOptions, LoopbackStats } from '@baton/runtime/testing';
+import { type LoopbackModelOptions, type LoopbackStats } from '@baton/testing';
 
 /** CPU time of the calling thread in ms, from Linux `/proc/thread-self/stat`; undefined elsewhere. */
 export function threadCpuMs(): number | undefined {

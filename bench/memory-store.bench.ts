@@ -17,7 +17,7 @@ import {
   parseSections,
   validateMemoryFiles,
   type ValidateMemoryFilesInput,
-} from '../packages/memory-store/src/index.ts';
+} from '@baton/memory-store';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 
 export interface MemoryStoreBenchOptions {

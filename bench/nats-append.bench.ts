@@ -14,10 +14,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BatonClient, BatonDaemon, NatsTransport, encodeRequest, type Message } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { encodeRequest, type Message } from '@baton/protocol';
+import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 // Not exported by `@baton/runtime` (the daemon takes any `EventLog`); the benchmark wants the durable adapter.
-import { LmdbEventLog } from '../packages/runtime/src/event-log/lmdb-event-log.ts';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 
 export interface NatsAppendBenchOptions {

@@ -21,8 +21,10 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { countTokens } from 'gpt-tokenizer';
 import { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS } from '@baton/memory-store';
-import { BatonClient, BatonDaemon, LmdbEventLog, MemoryBus, type Message, type OpenReply, type OpenRequest, type SessionEvent } from '@baton/runtime';
-import { startLoopbackModel } from '@baton/runtime/testing';
+import { BatonClient, MemoryBus } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { type Message, type OpenReply, type OpenRequest, type SessionEvent } from '@baton/protocol';
+import { startLoopbackModel } from '@baton/testing';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import { AGENT_TOOLS, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation } from './coding-conversation.ts';
 

@@ -1,25 +1,7 @@
 import { join } from 'node:path';
-import {
-  AppendReplySchema,
-  BatonClient,
-  BatonDaemon,
-  CheckpointReplySchema,
-  CloseReplySchema,
-  ErrorReplySchema,
-  IssueDetailSchema,
-  LmdbEventLog,
-  NatsTransport,
-  OpenReplySchema,
-  RuntimeStatusReplySchema,
-  StatusReplySchema,
-  TasksReplySchema,
-  decodeReply,
-  encodeRequest,
-  encodingFromHeaders,
-  type Encoding,
-  type ErrorCode,
-  type Headers,
-} from '@baton/runtime';
+import { AppendReplySchema, CheckpointReplySchema, CloseReplySchema, ErrorReplySchema, IssueDetailSchema, OpenReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, type ErrorCode, type Headers } from '@baton/protocol';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { startHarness, type Harness } from './support/daemon-harness.ts';

@@ -1,20 +1,6 @@
-import {
-  BatonClient,
-  BatonDaemon,
-  ErrorReplySchema,
-  IssueDetailSchema,
-  LmdbEventLog,
-  NatsTransport,
-  TransportError,
-  decodeReply,
-  encodeRequest,
-  encodingFromHeaders,
-  type Encoding,
-  type ErrorCode,
-  type Headers,
-  type OpenRequest,
-  type ReplyMessage,
-} from '@baton/runtime';
+import { BatonClient, NatsTransport, TransportError, type ReplyMessage } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { ErrorReplySchema, IssueDetailSchema, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, type ErrorCode, type Headers, type OpenRequest } from '@baton/protocol';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -3,8 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BatonClient, LmdbEventLog, NatsTransport, type Message } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { LmdbEventLog } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
+import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 

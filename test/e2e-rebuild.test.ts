@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import type { Message, RebuildReply } from '@baton/runtime';
+import { type Message, type RebuildReply } from '@baton/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';

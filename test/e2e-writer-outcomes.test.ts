@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { SessionEvent } from '@baton/runtime';
+import { type SessionEvent } from '@baton/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';

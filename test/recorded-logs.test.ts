@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LmdbEventLog, MemoryEventLog, verifySession, type EventLog } from '@baton/runtime';
+import { LmdbEventLog, MemoryEventLog, verifySession } from '@baton/runtime';
+import { type EventLog } from '@baton/log-schema';
 import { describe, expect, it } from 'vitest';
 
 /**

@@ -1,4 +1,4 @@
-import type { Message } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
 
 /** The agent's tools for fork-mode tests: its own names and argument names, mapped by `writer_tools`. */
 export const AGENT_TOOLS = [

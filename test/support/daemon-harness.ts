@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatonClient, BatonDaemon, LmdbEventLog, NatsTransport, type DaemonOptions } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog, type DaemonOptions } from '@baton/runtime';
+import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { TEST_TAIL } from './conversation.ts';
 
 /** A real nats-server, a loopback model, an LMDB log in a temp dir and a daemon on its own connection. */

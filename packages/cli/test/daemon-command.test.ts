@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatonClient, LmdbEventLog, NatsTransport, type SessionSetup } from '@baton/runtime';
-import { freePort, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/runtime/testing';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { LmdbEventLog, type SessionSetup } from '@baton/runtime';
+import { freePort, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';

@@ -1,7 +1,4 @@
-export {};
-export * from './protocol/index.ts';
-export * from './transport/index.ts';
-export * from './client/index.ts';
+/** The Baton daemon: event log adapters, actor hosts in worker threads, writer runs, recovery and replay. */
 export { BatonDaemon, type DaemonOptions, type DaemonLogger, type ModelEndpoint } from './daemon/daemon.ts';
 export { SessionService, sessionStream, stateOf } from './daemon/session-service.ts';
 export { Mailbox } from './daemon/mailbox.ts';
@@ -13,8 +10,12 @@ export { WriterRun, writerStream, type WriterRunSpec } from './writer/writer-run
 export { resolveToolMap, batonToolDefinitions, WRITER_TOOLS, type ToolMap } from './writer/tool-map.ts';
 export { classifyModelError } from './writer/classify-error.ts';
 export { composeWriterTask, renderTaskTree } from './writer/writer-prompt.ts';
-export * from './event-log/event-log.ts';
 export { LmdbEventLog, openLmdbEventLog, type LmdbEventLogOptions } from './event-log/lmdb-event-log.ts';
-export * from './replay/index.ts';
-export { EventLogCommitJournal, COMMITS_STREAM } from './memory/event-log-commit-journal.ts';
 export { MemoryEventLog } from './event-log/memory-event-log.ts';
+export { readTimeline, type SessionTimeline, type TimelineEntry } from './replay/read-timeline.ts';
+export { verifySession, type VerifyResult } from './replay/verify-session.ts';
+export { refoldWriter, writerEventOf, type WriterRefold, type SettleEffect } from './replay/refold-writer.ts';
+export { ReplayError, type ReplayErrorCode } from './replay/replay-error.ts';
+export { firstDifference, plainEqual } from './replay/plain-diff.ts';
+export type { Divergence } from './replay/divergence.ts';
+export { EventLogCommitJournal, COMMITS_STREAM } from './memory/event-log-commit-journal.ts';

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, LmdbEventLog, NatsTransport } from '@baton/runtime';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';

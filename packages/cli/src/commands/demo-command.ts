@@ -1,8 +1,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileVersions } from '@baton/memory-store';
-import { BatonClient, BatonDaemon, EventLogCommitJournal, LmdbEventLog, MemoryTransport, type Message, type SessionEventStream } from '@baton/runtime';
-import { startLoopbackModel, type LoopbackModel } from '@baton/runtime/testing';
+import { BatonClient, MemoryTransport, type SessionEventStream } from '@baton/client';
+import { BatonDaemon, EventLogCommitJournal, LmdbEventLog } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
+import { startLoopbackModel, type LoopbackModel } from '@baton/testing';
 import type { CliIo } from '../cli-io.ts';
 import { sectionExcerpt } from '../demo/checkpoint-excerpt.ts';
 import { AgentHistory } from '../demo/agent-history.ts';

@@ -1,4 +1,4 @@
-import type { ModelEndpoint } from '@baton/runtime';
+import { type ModelEndpoint } from '@baton/runtime';
 
 /** A missing or invalid environment variable; the message names it. */
 export class EnvError extends Error {

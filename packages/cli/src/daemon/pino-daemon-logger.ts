@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import type { DaemonLogger } from '@baton/runtime';
+import { type DaemonLogger } from '@baton/runtime';
 
 /** Log levels `--log-level` accepts (pino's). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;

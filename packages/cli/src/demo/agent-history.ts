@@ -1,5 +1,5 @@
 import { defaultTokenCounter, type TokenCounter } from '@baton/memory-store';
-import type { Message } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
 
 // Chat-format overheads, as the recording's generator counts a provider prompt (fixtures/session-builder.ts).
 const PROMPT_OVERHEAD = 3 + 4;

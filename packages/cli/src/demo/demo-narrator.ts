@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@baton/runtime';
+import { type SessionEvent } from '@baton/protocol';
 import { groupDigits, percent, shortWriterId } from '../format/numbers.ts';
 
 interface CachePerf {

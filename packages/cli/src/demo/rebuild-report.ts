@@ -1,5 +1,5 @@
 import { defaultTokenCounter, type TokenCounter } from '@baton/memory-store';
-import type { Message, RebuildReply } from '@baton/runtime';
+import { type Message, type RebuildReply } from '@baton/protocol';
 import { groupDigits } from '../format/numbers.ts';
 
 /** One `## ` section of a rebuild's boundary message. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { MessageSchema, OpenRequestSchema, type Message, type OpenRequest } from '@baton/runtime';
+import { MessageSchema, OpenRequestSchema, type Message, type OpenRequest } from '@baton/protocol';
 
 /**
  * A recorded agent session (`fixtures/recorded-session.json`): what the agent sent at `open`, and its messages in

@@ -1,4 +1,4 @@
-import type { SessionTimeline, TimelineEntry } from '@baton/runtime';
+import { type SessionTimeline, type TimelineEntry } from '@baton/runtime';
 import { groupDigits, offset, shortWriterId } from './numbers.ts';
 import { recordFacts } from './record-facts.ts';
 

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
-import { BatonClient, BatonDaemon, LmdbEventLog, MemoryTransport, type Message } from '@baton/runtime';
-import { startLoopbackModel } from '@baton/runtime/testing';
+import { BatonClient, MemoryTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { type Message } from '@baton/protocol';
+import { startLoopbackModel } from '@baton/testing';
 
 const PARAGRAPH =
   'The payment service retries failed charges with exponential backoff; we decided to cap retries at five and to log every retry with the order id. ';

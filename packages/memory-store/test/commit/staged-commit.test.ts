@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryCommitJournal } from '../../src/commit-journal.ts';
-import { HistoryStore, contentHash } from '../../src/history-store.ts';
-import { commitFiles, committedPaths, fileVersions, liveMatchesHistory, recoverCommits, unappliedCommits } from '../../src/staged-commit.ts';
+import { MemoryCommitJournal } from '../../src/commit/commit-journal.ts';
+import { HistoryStore, contentHash } from '../../src/commit/history-store.ts';
+import { commitFiles, committedPaths, fileVersions, liveMatchesHistory, recoverCommits, unappliedCommits } from '../../src/commit/staged-commit.ts';
 
 describe('staged commit', () => {
   let dir: string;

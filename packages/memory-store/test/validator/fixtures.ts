@@ -1,5 +1,5 @@
 import { DEFAULT_BUDGETS, TokenCounter, loadPrompt, parseSections, type Budgets } from '../../src/index.ts';
-import type { ValidateMemoryFilesInput } from '../../src/validator.ts';
+import type { ValidateMemoryFilesInput } from '../../src/validator/validator.ts';
 
 /** Realistic memory files of a coding session, filled exactly as the templates ask. */
 

@@ -2,27 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TailPolicy } from '@baton/actors';
 import type { z } from 'zod';
-import type { EventLog } from '../event-log/event-log.ts';
+import type { EventLog } from '@baton/log-schema';
 import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import { HostPool } from '../host/host-pool.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
-import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding } from '../protocol/codec.ts';
-import { parseRequest } from '../protocol/parse-request.ts';
-import { ProtocolError } from '../protocol/protocol-error.ts';
-import {
-  AppendRequestSchema,
-  CheckpointRequestSchema,
-  CloseRequestSchema,
-  OpenRequestSchema,
-  RebuildRequestSchema,
-  RuntimeDrainRequestSchema,
-  RuntimeStatusRequestSchema,
-  StatusRequestSchema,
-  TasksRequestSchema,
-} from '../protocol/requests.ts';
-import { OPEN_QUEUE_GROUP, subjects, type Subjects } from '../protocol/subjects.ts';
-import type { InboundMessage, Transport, TransportSubscription } from '../transport/transport.ts';
+import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, parseRequest, ProtocolError, AppendRequestSchema, CheckpointRequestSchema, CloseRequestSchema, OpenRequestSchema, RebuildRequestSchema, RuntimeDrainRequestSchema, RuntimeStatusRequestSchema, StatusRequestSchema, TasksRequestSchema, OPEN_QUEUE_GROUP, subjects, type Subjects } from '@baton/protocol';
+import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
 import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
 import { SessionService } from './session-service.ts';
 

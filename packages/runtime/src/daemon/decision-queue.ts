@@ -1,4 +1,4 @@
-import type { AppendInput } from '../event-log/event-log.ts';
+import type { AppendInput } from '@baton/log-schema';
 
 /** How long an idle session's decisions wait for a next input before they are written on their own. */
 const DECISION_FLUSH_MS = 50;

@@ -9,13 +9,10 @@ import {
   type WriterPerf,
 } from '@baton/actors';
 import { memoryPaths } from '@baton/memory-store';
-import type { AppendInput, EventLog, StoredRecord } from '../event-log/event-log.ts';
+import type { AppendInput, EventLog, StoredRecord } from '@baton/log-schema';
 import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSetup, SessionSummary } from '../host/worker-messages.ts';
-import type { Encoding } from '../protocol/codec.ts';
-import type { Message } from '../protocol/messages.ts';
-import { ProtocolError } from '../protocol/protocol-error.ts';
-import type { OpenRequest } from '../protocol/requests.ts';
+import { type Encoding, type Message, ProtocolError, type OpenRequest } from '@baton/protocol';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';

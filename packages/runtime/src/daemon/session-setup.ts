@@ -9,8 +9,7 @@ import {
 } from '@baton/actors';
 import { MEMORY_ID_PATTERN } from '@baton/memory-store';
 import type { SessionSetup } from '../host/worker-messages.ts';
-import { ProtocolError } from '../protocol/protocol-error.ts';
-import type { OpenRequest } from '../protocol/requests.ts';
+import { ProtocolError, type OpenRequest } from '@baton/protocol';
 import { resolveToolMap } from '../writer/tool-map.ts';
 
 /**

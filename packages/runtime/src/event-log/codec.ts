@@ -4,7 +4,7 @@
  * `LmdbEventLog` and `MemoryEventLog`.
  */
 import { Packr } from 'msgpackr';
-import type { AppendInput, LogRecord, StoredRecord } from './event-log.ts';
+import type { AppendInput, LogRecord, StoredRecord } from '@baton/log-schema';
 
 /** Options of every record Packr: plain maps (self-describing, no shared structures), embedded buffers copied. */
 export const RECORD_PACKR_OPTIONS = { useRecords: false, copyBuffers: true } as const;

@@ -40,7 +40,7 @@ import type {
   GlobalRecord,
   ReadOptions,
   StoredRecord,
-} from './event-log.ts';
+} from '@baton/log-schema';
 
 export interface LmdbEventLogOptions {
   /** Directory of the LMDB environment (created when missing). */

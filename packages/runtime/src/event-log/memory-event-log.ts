@@ -19,7 +19,7 @@ import type {
   GlobalRecord,
   ReadOptions,
   StoredRecord,
-} from './event-log.ts';
+} from '@baton/log-schema';
 
 interface StreamState {
   /** Encoded records; index = seq - 1. */

@@ -1,10 +1,9 @@
-import type { MessagePort } from 'node:worker_threads';
-import { threadId } from 'node:worker_threads';
+import { type MessagePort, threadId } from 'node:worker_threads';
 import { join } from 'node:path';
 import { HistoryStore } from '@baton/memory-store';
 import OpenAI from 'openai';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
-import type { AppendInput, AppendResult } from '../event-log/event-log.ts';
+import type { AppendInput, AppendResult } from '@baton/log-schema';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
 import { WriterRun } from '../writer/writer-run.ts';

@@ -1,7 +1,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Failure, WriterOutcome, WriterPerf } from '@baton/actors';
-import type { EventLog } from '../event-log/event-log.ts';
+import type { EventLog } from '@baton/log-schema';
 import type { HostOptions, MainToWorker, WorkerToMain } from './worker-messages.ts';
 
 type Request = MainToWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;

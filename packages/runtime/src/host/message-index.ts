@@ -1,6 +1,6 @@
 import type { IndexedMessage } from '@baton/actors';
 import { countTokens } from 'gpt-tokenizer';
-import type { Message } from '../protocol/messages.ts';
+import type { Message } from '@baton/protocol';
 
 /**
  * Turns appended protocol messages into the session actor's index entries. Deterministic (real o200k token counts),

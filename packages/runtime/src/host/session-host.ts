@@ -12,8 +12,8 @@ import {
   type WriterStartEffect,
 } from '@baton/actors';
 import type { SnapshotFrom } from 'xstate';
-import type { StoredRecord } from '../event-log/event-log.ts';
-import type { Message } from '../protocol/messages.ts';
+import type { StoredRecord } from '@baton/log-schema';
+import type { Message } from '@baton/protocol';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
 import type { WriterRun, WriterRunSpec } from '../writer/writer-run.ts';
 import { indexMessages } from './message-index.ts';

@@ -1,6 +1,6 @@
 import type { Failure, SessionEffect, SessionInput, WriterOutcome, WriterPerf } from '@baton/actors';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
-import type { AppendInput, AppendResult, StoredRecord } from '../event-log/event-log.ts';
+import type { AppendInput, AppendResult, StoredRecord } from '@baton/log-schema';
 
 /**
  * The main ⇄ worker protocol: tagged unions with request ids, carried over one MessagePort per worker host.

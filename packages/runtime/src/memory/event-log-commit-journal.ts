@@ -1,5 +1,5 @@
 import type { CommitEntry, CommitEntryType, CommitJournal, CommitRecord } from '@baton/memory-store';
-import type { EventLog } from '../event-log/event-log.ts';
+import type { EventLog } from '@baton/log-schema';
 
 /** The stream that records every memory-file commit (intent and completion). */
 export const COMMITS_STREAM = 'memory/commits';

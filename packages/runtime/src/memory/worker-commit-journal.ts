@@ -1,5 +1,5 @@
 import type { CommitEntry, CommitEntryType, CommitJournal, CommitRecord } from '@baton/memory-store';
-import type { AppendInput } from '../event-log/event-log.ts';
+import type { AppendInput } from '@baton/log-schema';
 import { COMMITS_STREAM } from './event-log-commit-journal.ts';
 
 /**

@@ -1,9 +1,8 @@
 import { extractiveSummary, loadPrompt } from '@baton/memory-store';
 import { countTokens } from 'gpt-tokenizer';
 import type OpenAI from 'openai';
-import type { HostedSession } from '../host/session-host.ts';
-import type { Message } from '../protocol/messages.ts';
-import { toProviderMessage } from '../host/session-host.ts';
+import { type HostedSession, toProviderMessage } from '../host/session-host.ts';
+import type { Message } from '@baton/protocol';
 import { preservedTail } from './preserved-tail.ts';
 import { boundaryMessage } from './render-rebuild.ts';
 

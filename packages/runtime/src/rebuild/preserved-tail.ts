@@ -1,4 +1,4 @@
-import type { Message } from '../protocol/messages.ts';
+import type { Message } from '@baton/protocol';
 
 /** Tools whose old outputs a rebuild clears (reference §2.7), compared case-insensitively with `-`/`_` ignored. */
 const COMPACTABLE = ['read', 'readfile', 'viewimage', 'view', 'bash', 'shell', 'grep', 'glob', 'webfetch', 'websearch', 'edit', 'editfile', 'write', 'writefile', 'multiedit', 'applypatch', 'codesearch', 'strreplace', 'cat', 'search', 'listfiles', 'findfiles'];

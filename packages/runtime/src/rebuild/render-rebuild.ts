@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
 import { countTokens } from 'gpt-tokenizer';
 import type { HostedSession } from '../host/session-host.ts';
-import type { Message } from '../protocol/messages.ts';
+import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from './preserved-tail.ts';
 
 /** Newest main-slice messages whose user texts go into "recent user input" (reference §9.5). */

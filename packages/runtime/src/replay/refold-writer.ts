@@ -9,7 +9,7 @@ import {
   type WriterInput,
 } from '@baton/actors';
 import type { SnapshotFrom } from 'xstate';
-import type { StoredRecord } from '../event-log/event-log.ts';
+import type { StoredRecord } from '@baton/log-schema';
 import type { Divergence } from './divergence.ts';
 
 export type SettleEffect = Extract<WriterEffect, { kind: 'settle' }>;

@@ -1,4 +1,4 @@
-import type { EventLog, StoredRecord } from '../event-log/event-log.ts';
+import type { EventLog, StoredRecord } from '@baton/log-schema';
 import type { SessionSetup } from '../host/worker-messages.ts';
 import { sessionStream } from '../daemon/session-service.ts';
 import { writerStream } from '../writer/writer-run.ts';

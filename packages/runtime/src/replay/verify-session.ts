@@ -1,6 +1,6 @@
 import { foldEvent, foldStart, sessionMachine, type SessionEffect, type SessionEvent, type WriterStartEffect } from '@baton/actors';
 import type { SnapshotFrom } from 'xstate';
-import type { EventLog, StoredRecord } from '../event-log/event-log.ts';
+import type { EventLog, StoredRecord } from '@baton/log-schema';
 import { sessionEventOf, summarize } from '../host/session-host.ts';
 import type { SessionSummary } from '../host/worker-messages.ts';
 import { writerStream } from '../writer/writer-run.ts';

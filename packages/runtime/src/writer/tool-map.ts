@@ -3,7 +3,7 @@
  * tool definitions unchanged, so the writer calls the agent's names and Baton runs its sandboxed implementation.
  */
 
-import { WRITER_TOOL_ARGS, type WriterToolName } from '../protocol/requests.ts';
+import { WRITER_TOOL_ARGS, type WriterToolName } from '@baton/protocol';
 
 export type { WriterToolName };
 

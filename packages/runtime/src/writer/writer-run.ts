@@ -22,7 +22,7 @@ import {
 } from '@baton/memory-store';
 import type OpenAI from 'openai';
 import type { SnapshotFrom } from 'xstate';
-import type { AppendInput } from '../event-log/event-log.ts';
+import type { AppendInput } from '@baton/log-schema';
 import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
 import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';

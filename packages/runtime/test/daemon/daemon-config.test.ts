@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatonDaemon } from '../../src/daemon/daemon.ts';
 import { MemoryEventLog } from '../../src/event-log/memory-event-log.ts';
-import { MemoryTransport } from '../../src/transport/memory-transport.ts';
+import { MemoryTransport } from '@baton/client';
 
 describe('daemon options are validated once at start-up', () => {
   let dir: string;

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { AppendInput, AppendResult, EventLog, StoredRecord } from '../../src/event-log/event-log.ts';
+import type { AppendInput, AppendResult, EventLog, StoredRecord } from '@baton/log-schema';
 import { LmdbEventLog } from '../../src/event-log/lmdb-event-log.ts';
 import { MemoryEventLog } from '../../src/event-log/memory-event-log.ts';
 import { jsonPayload } from './event-log-contract.ts';

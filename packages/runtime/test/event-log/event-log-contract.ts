@@ -3,7 +3,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AppendInput, EventLog, StoredRecord } from '../../src/event-log/event-log.ts';
+import type { AppendInput, EventLog, StoredRecord } from '@baton/log-schema';
 
 /** One location of a log. `open()` returns a log over that location (a durable adapter sees earlier data). */
 export interface EventLogHarness {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventLog } from '../../src/event-log/event-log.ts';
+import type { EventLog } from '@baton/log-schema';
 import { LmdbEventLog, openLmdbEventLog } from '../../src/event-log/lmdb-event-log.ts';
 import { describeEventLogContract, rec } from './event-log-contract.ts';
 import { makeTempDir, removeDir } from './temp-dir.ts';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { EventLog } from '../../src/event-log/event-log.ts';
+import type { EventLog } from '@baton/log-schema';
 import { MemoryEventLog } from '../../src/event-log/memory-event-log.ts';
 import { describeEventLogContract, rec } from './event-log-contract.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../src/protocol/messages.ts';
+import type { Message } from '@baton/protocol';
 import { clearableToolResults, isCompactableTool, preservedTail } from '../../src/rebuild/preserved-tail.ts';
 
 const call = (id: string, name: string) => ({ id, type: 'function', function: { name, arguments: '{}' } });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { indexMessages } from '../../src/host/message-index.ts';
 import { rebuiltContext } from '../../src/host/session-host.ts';
-import type { Message } from '../../src/protocol/messages.ts';
+import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from '../../src/rebuild/preserved-tail.ts';
 
 const TOOL_NAMES = ['read_file', 'bash', 'write_file', 'search_web', 'Edit'];

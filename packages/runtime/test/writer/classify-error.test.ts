@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLoopbackModel, type LoopbackModel } from '../../src/testing/index.ts';
+import { startLoopbackModel, type LoopbackModel } from '@baton/testing';
 import { classifyModelError } from '../../src/writer/classify-error.ts';
 
 /** Scenario 18: failure classification from the real `openai` SDK's errors (loopback server, no mocks). */

@@ -1,0 +1,186 @@
+import type { z } from 'zod';
+import { contentTypeHeaders, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, ErrorReplySchema, type SessionEvent, type Message, issueDetails, AppendReplySchema, CheckpointReplySchema, CloseReplySchema, OpenReplySchema, RebuildReplySchema, RuntimeDrainReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, type AppendReply, type CheckpointReply, type CloseReply, type OpenReply, type RebuildReply, type RuntimeDrainReply, type RuntimeStatusReply, type StatusReply, type TasksReply, type OpenRequest, type RebuildRequest, type TaskItem, subjects, type Subjects } from '@baton/protocol';
+import { TransportError } from './transport/transport-error.ts';
+import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
+import { BatonRequestError } from './baton-request-error.ts';
+import { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
+
+export interface BatonClientOptions {
+  /** Subject prefix. Default `baton`. */
+  readonly prefix?: string;
+  /** Request encoding; replies come back in the same one. Default `msgpack`. */
+  readonly encoding?: Encoding;
+  /** Timeout of ordinary requests. Default 30 s (slow calls get longer defaults, see each method). */
+  readonly timeoutMs?: number;
+}
+
+/** Per-call override of the request timeout. */
+export interface CallOptions {
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** Headroom over the daemon's own waits (writer await, drain) before the client gives up on a reply. */
+const SLOW_CALL_MARGIN_MS = 60_000;
+const REBUILD_WAIT_MS = { overflow: 180_000, manual: 300_000 } as const;
+const DRAIN_WAIT_MS = 120_000;
+
+/**
+ * The TypeScript client of protocol v1, over any `Transport`. Each method sends one request and resolves with the
+ * validated reply; it rejects with `BatonRequestError` for an error reply (or an invalid one) and with
+ * `TransportError` when the request got no reply (`timeout`, `no_responders`, `closed`, `too_large`).
+ *
+ * @example
+ * const client = new BatonClient(await NatsTransport.connect({ servers: url }));
+ * const { session_id } = await client.open({ project_id: 'repo', model: { id: 'gpt-4o', context_window: 128000 } });
+ * await client.append(session_id, [{ id: 'm1', role: 'user', content: 'hello' }]);
+ */
+export class BatonClient {
+  readonly subjects: Subjects;
+  readonly encoding: Encoding;
+  readonly #transport: Transport;
+  readonly #timeoutMs: number;
+
+  constructor(transport: Transport, options: BatonClientOptions = {}) {
+    this.#transport = transport;
+    this.subjects = subjects(options.prefix);
+    this.encoding = options.encoding ?? 'msgpack';
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Opens a new session, or resumes `req.session_id` when the daemon knows it. */
+  open(req: OpenRequest, options?: CallOptions): Promise<OpenReply> {
+    return this.#call(this.subjects.open, req, OpenReplySchema, options);
+  }
+
+  /** Appends 1–1000 messages; resolves once they are durable. */
+  append(sessionId: string, messages: readonly Message[], options?: CallOptions): Promise<AppendReply> {
+    return this.#call(this.subjects.append(sessionId), { messages }, AppendReplySchema, options);
+  }
+
+  /** Replaces the session's task tree. */
+  tasks(sessionId: string, tasks: readonly TaskItem[], options?: CallOptions): Promise<TasksReply> {
+    return this.#call(this.subjects.tasks(sessionId), { tasks }, TasksReplySchema, options);
+  }
+
+  /** Asks for a checkpoint now. */
+  checkpoint(sessionId: string, options?: CallOptions): Promise<CheckpointReply> {
+    return this.#call(this.subjects.checkpoint(sessionId), {}, CheckpointReplySchema, options);
+  }
+
+  /**
+   * Gets a rebuilt context. The daemon may first wait for a writer (`wait_ms`, else 180 s for `overflow` and 300 s
+   * for `manual`), so the default timeout is that wait plus 60 s.
+   */
+  rebuild(sessionId: string, req: RebuildRequest, options?: CallOptions): Promise<RebuildReply> {
+    const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];
+    return this.#call(this.subjects.rebuild(sessionId), req, RebuildReplySchema, options, wait + SLOW_CALL_MARGIN_MS);
+  }
+
+  status(sessionId: string, options?: CallOptions): Promise<StatusReply> {
+    return this.#call(this.subjects.status(sessionId), {}, StatusReplySchema, options);
+  }
+
+  /** Closes the session; a running writer is drained first (up to 120 s), so the default timeout is 180 s. */
+  close(sessionId: string, options?: CallOptions): Promise<CloseReply> {
+    return this.#call(this.subjects.close(sessionId), {}, CloseReplySchema, options, DRAIN_WAIT_MS + SLOW_CALL_MARGIN_MS);
+  }
+
+  runtimeStatus(options?: CallOptions): Promise<RuntimeStatusReply> {
+    return this.#call(this.subjects.runtimeStatus, {}, RuntimeStatusReplySchema, options);
+  }
+
+  /** Drains the daemon, waiting up to `timeoutMs` (daemon default 120 s) for running writers. */
+  drain(timeoutMs?: number, options?: CallOptions): Promise<RuntimeDrainReply> {
+    const body = timeoutMs === undefined ? {} : { timeout_ms: timeoutMs };
+    const wait = (timeoutMs ?? DRAIN_WAIT_MS) + SLOW_CALL_MARGIN_MS;
+    return this.#call(this.subjects.runtimeDrain, body, RuntimeDrainReplySchema, options, wait);
+  }
+
+  /** Subscribes to the session's events now; iterate with `for await`, end with `stop()` or `break`. */
+  events(sessionId: string, options?: SessionEventStreamOptions): SessionEventStream {
+    return new SessionEventStream(this.#transport, this.subjects.events(sessionId), options);
+  }
+
+  /**
+   * Resolves with the first event of the session that satisfies `predicate`, published after this call. Subscribes
+   * synchronously, so start waiting before triggering the event. Rejects with `TransportError('timeout')`.
+   */
+  waitForEvent<E extends SessionEvent>(sessionId: string, predicate: (event: SessionEvent) => event is E, timeoutMs?: number): Promise<E>;
+  waitForEvent(sessionId: string, predicate: (event: SessionEvent) => boolean, timeoutMs?: number): Promise<SessionEvent>;
+  waitForEvent(sessionId: string, predicate: (event: SessionEvent) => boolean, timeoutMs = 10_000): Promise<SessionEvent> {
+    const stream = this.events(sessionId);
+    return new Promise<SessionEvent>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        stream.stop();
+        reject(new TransportError('timeout', `no matching event for session ${sessionId} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const settle = (): void => {
+        clearTimeout(timer);
+        stream.stop();
+      };
+      void (async () => {
+        for await (const event of stream) {
+          if (predicate(event)) {
+            settle();
+            resolve(event);
+            return;
+          }
+        }
+      })().catch((err: unknown) => {
+        settle();
+        reject(err instanceof Error ? err : new Error(String(err)));
+      });
+    });
+  }
+
+  /** Sends raw bytes and returns the raw reply: for tests of malformed payloads and foreign encodings. */
+  requestRaw(subject: string, data: Uint8Array, headers?: Headers, timeoutMs?: number): Promise<ReplyMessage> {
+    return this.#transport.request(subject, data, {
+      timeoutMs: timeoutMs ?? this.#timeoutMs,
+      ...(headers === undefined ? {} : { headers }),
+    });
+  }
+
+  async #call<S extends z.ZodType>(
+    subject: string,
+    body: unknown,
+    schema: S,
+    options: CallOptions | undefined,
+    minTimeoutMs = 0,
+  ): Promise<z.output<S>> {
+    const reply = await this.#transport.request(subject, encodeRequest(body, this.encoding), {
+      timeoutMs: options?.timeoutMs ?? Math.max(this.#timeoutMs, minTimeoutMs),
+      headers: contentTypeHeaders(this.encoding),
+    });
+    return parseReply(subject, reply, this.#replyEncoding(reply), schema);
+  }
+
+  /** The reply's own content-type when it names one, else the request's encoding (the protocol's rule). */
+  #replyEncoding(reply: ReplyMessage): Encoding {
+    const named = Object.keys(reply.headers).some((key) => key.toLowerCase() === 'content-type');
+    return named ? encodingFromHeaders(reply.headers) : this.encoding;
+  }
+}
+
+function parseReply<S extends z.ZodType>(subject: string, reply: ReplyMessage, encoding: Encoding, schema: S): z.output<S> {
+  let value: unknown;
+  try {
+    value = decodeReply(reply.data, encoding);
+  } catch (err) {
+    throw new BatonRequestError('invalid_reply', `undecodable reply from ${subject}`, subject, undefined, { cause: err });
+  }
+  if (typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false) {
+    const failure = ErrorReplySchema.safeParse(value);
+    if (!failure.success) {
+      throw new BatonRequestError('invalid_reply', `malformed error reply from ${subject}`, subject, issueDetails(failure.error.issues));
+    }
+    const { code, message, details } = failure.data.error;
+    throw new BatonRequestError(code, message, subject, details);
+  }
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new BatonRequestError('invalid_reply', `malformed reply from ${subject}`, subject, issueDetails(result.error.issues));
+  }
+  return result.data;
+}

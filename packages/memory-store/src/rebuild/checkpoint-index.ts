@@ -1,0 +1,17 @@
+import { renderPrompt } from '../templates/prompt-registry.ts';
+
+/**
+ * The checkpoint index block of the rebuilt context (reference §9.3 `renderIndex`): where the session's memory
+ * directory is and how to read the full checkpoint, or a one-line note that there is no checkpoint yet.
+ *
+ * @param sessionDir absolute session memory directory (`<root>/sessions/<sid>`), shown with a trailing `/`.
+ * @param checkpointPath absolute path of checkpoint.md.
+ * @param exists whether checkpoint.md exists; when false the block is "No checkpoints yet for this session."
+ */
+export function renderCheckpointIndex(sessionDir: string, checkpointPath: string, exists: boolean): string {
+  if (!exists) return renderPrompt('rebuild-index-empty', {}).trimEnd();
+  return renderPrompt('rebuild-index', {
+    SESSION_DIR: sessionDir.replace(/[\\/]+$/, ''),
+    CHECKPOINT_PATH: checkpointPath,
+  }).trimEnd();
+}

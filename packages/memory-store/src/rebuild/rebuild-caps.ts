@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { MemoryStoreError } from '../memory-errors.ts';
+
+/**
+ * Token caps of the rebuilt context (SPEC §2.6, reference §2.4). Every cap is in real tokens — including the
+ * tasks ledger, which the reference measured in characters (defect §7.6-K). A cap bounds its whole section, header
+ * line included; a cap of 0 leaves the section out.
+ */
+
+/** Keys of {@link RebuildCaps}, in the order of the rebuilt context. */
+export const REBUILD_CAP_KEYS = [
+  'tasks_ledger',
+  'checkpoint',
+  'actor_ledger',
+  'recent_user',
+  'recent_user_per_msg',
+  'memory',
+  'global',
+  'notes',
+  'memory_titles',
+] as const;
+
+/** Name of one rebuild cap. */
+export type RebuildCapKey = (typeof REBUILD_CAP_KEYS)[number];
+
+/** Resolved caps of the rebuilt context, in tokens. */
+export type RebuildCaps = Readonly<Record<RebuildCapKey, number>>;
+
+/** Reference §2.4 defaults, all in tokens. */
+export const DEFAULT_REBUILD_CAPS: RebuildCaps = Object.freeze({
+  /** checkpoint.md, section-aware. */
+  checkpoint: 11_000,
+  /** Project MEMORY.md, section-aware. */
+  memory: 10_000,
+  /** notes.md, plain budgeted read. */
+  notes: 6_000,
+  /** Global MEMORY.md, section-aware. */
+  global: 6_000,
+  /** Recent user messages together; 0 disables the section. */
+  recent_user: 16_000,
+  /** One recent user message (its text; longer ones keep head and tail). */
+  recent_user_per_msg: 2_000,
+  /** The tasks ledger. */
+  tasks_ledger: 2_000,
+  /** The active writers of this session. */
+  actor_ledger: 500,
+  /** The memory keys index. */
+  memory_titles: 500,
+});
+
+const tokens = z.number().int().nonnegative();
+
+/**
+ * Cap overrides (the `rebuild_caps` key of the daemon options): any subset of {@link RebuildCapKey}, each a
+ * non-negative integer. Unknown keys are refused.
+ */
+export const RebuildCapsConfigSchema = z.strictObject(
+  Object.fromEntries(REBUILD_CAP_KEYS.map((key) => [key, tokens.optional()])) as {
+    [K in RebuildCapKey]: z.ZodOptional<typeof tokens>;
+  },
+);
+
+/** Cap overrides as configured; every field is optional. */
+export type RebuildCapsConfig = z.input<typeof RebuildCapsConfigSchema>;
+
+/**
+ * Merges `overrides` onto {@link DEFAULT_REBUILD_CAPS}. Called once at start-up; the result is frozen.
+ *
+ * @throws MemoryStoreError `invalid_config` naming the offending key (for instance `rebuild_caps.notes`): a value
+ *   that is negative, not an integer or not a number, or a key that is not a cap.
+ */
+export function resolveRebuildCaps(overrides: unknown = {}): RebuildCaps {
+  const parsed = RebuildCapsConfigSchema.safeParse(overrides ?? {});
+  if (!parsed.success) {
+    const keyOf = (issue: z.core.$ZodIssue): string => {
+      const unknown = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+      return ['rebuild_caps', ...issue.path.map(String), ...(unknown === undefined ? [] : [unknown])].join('.');
+    };
+    const issue = parsed.error.issues[0];
+    const key = issue === undefined ? 'rebuild_caps' : keyOf(issue);
+    throw new MemoryStoreError('invalid_config', `${key}: ${issue?.message ?? 'invalid rebuild caps'}`, {
+      key,
+      issues: parsed.error.issues.map((i) => ({ path: keyOf(i), message: i.message })),
+    });
+  }
+  const caps: Record<RebuildCapKey, number> = { ...DEFAULT_REBUILD_CAPS };
+  for (const key of REBUILD_CAP_KEYS) {
+    const value = parsed.data[key];
+    if (value !== undefined) caps[key] = value;
+  }
+  return Object.freeze(caps);
+}
