@@ -23,7 +23,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS } from '@baton/memory-store';
 import { BatonClient, MemoryBus } from '@baton/client';
 import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
-import { type Message, type OpenReply, type OpenRequest, type SessionEvent } from '@baton/protocol';
+import { type Message, type OpenReply, type OpenRequest, type PublishedEvent } from '@baton/protocol';
 import { startLoopbackModel } from '@baton/testing';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import { AGENT_TOOLS, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation } from './coding-conversation.ts';
@@ -108,7 +108,7 @@ export async function benchRebuild(sessions = Number(process.env['REBUILD_BENCH_
       };
       const opened = await client.open(open);
       const sid = opened.session_id;
-      const settled = (): Promise<SessionEvent> => client.waitForEvent(sid, (e) => e.type === 'writer.settled', 60_000);
+      const settled = (): Promise<PublishedEvent> => client.waitForEvent(sid, (e) => e.type === 'writer.settled', 60_000);
       let outcome = settled();
       await appendAll(sid, beforeWriter);
       // A writer that failed is asked for again (manual checkpoint): the rebuild must find a watermark.

@@ -27,7 +27,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { BatonClient, MemoryBus } from '@baton/client';
 import { BatonDaemon, LmdbEventLog, toProviderMessage } from '@baton/runtime';
-import { type Message, type OpenRequest, type SessionEvent } from '@baton/protocol';
+import { type Message, type OpenRequest, type PublishedEvent } from '@baton/protocol';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation, prng } from './coding-conversation.ts';
 import { processCpuMs, startLoopbackWorker, threadCpuMs } from './loopback-worker.ts';
@@ -149,7 +149,7 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
     const streams = ids.map((sid, i) => {
       const stream = client.events(sid);
       void (async () => {
-        for await (const e of stream as AsyncIterable<SessionEvent>) {
+        for await (const e of stream as AsyncIterable<PublishedEvent>) {
           if (e.type === 'writer.started') {
             Object.assign(record(i, e.writer_id), { trigger: e.trigger, mode: e.mode });
             if (firstStartedAt === 0) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { checkCheckpointStructure, loadPrompt } from '@baton/memory-store';
 import { toProviderMessage, verifySession } from '@baton/runtime';
-import { type SessionEvent } from '@baton/protocol';
+import { type PublishedEvent } from '@baton/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
@@ -34,7 +34,7 @@ describe.each([1, 2])('checkpoint end to end with pool size %i', (poolSize) => {
     // 80 % (38 400) is above usable − reserve (48 000 − 13 000) and is clamped to 35 000.
     expect(open.thresholds).toEqual([9_600, 19_200, 28_800, 35_000]);
     const sid = open.session_id;
-    const events: SessionEvent[] = [];
+    const events: PublishedEvent[] = [];
     const stream = h.client.events(sid);
     const collecting = (async () => {
       for await (const e of stream) events.push(e);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadPrompt } from '@baton/memory-store';
-import { type SessionEvent } from '@baton/protocol';
+import { type PublishedEvent } from '@baton/protocol';
 import { parseWriterPaths, type RecordedRequest, type ScriptStep } from '@baton/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
@@ -46,14 +46,14 @@ describe('writer run', () => {
     const sid = open.session_id;
     await h.client.append(sid, conversation(3, { prefix }));
     await beforeStart?.(sid, open.memory);
-    const events: SessionEvent[] = [];
+    const events: PublishedEvent[] = [];
     const stream = h.client.events(sid);
     const collecting = (async () => {
       for await (const e of stream) events.push(e);
     })();
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 30_000);
     expect((await h.client.checkpoint(sid)).result).toBe('started');
-    const outcome = (await settled) as Extract<SessionEvent, { type: 'writer.settled' }>;
+    const outcome = (await settled) as Extract<PublishedEvent, { type: 'writer.settled' }>;
     await new Promise((r) => setTimeout(r, 50));
     stream.stop();
     await collecting;

@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { type SessionEvent } from '@baton/protocol';
+import { type PublishedEvent } from '@baton/protocol';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
@@ -22,7 +22,7 @@ describe('writer slot', () => {
     await h.client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, tools: AGENT_TOOLS, writer_tools: WRITER_TOOLS, checkpoint: { thresholds: ['95%'] }, ...extra });
 
   function collect(sid: string) {
-    const events: SessionEvent[] = [];
+    const events: PublishedEvent[] = [];
     const stream = h.client.events(sid);
     const done = (async () => {
       for await (const e of stream) events.push(e);
@@ -63,8 +63,8 @@ describe('writer slot', () => {
     const second = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled' && e.writer_id.endsWith('-w2'), 20_000);
     await second;
     await log.stop();
-    const started = log.events.filter((e) => e.type === 'writer.started') as Extract<SessionEvent, { type: 'writer.started' }>[];
-    const settled = log.events.filter((e) => e.type === 'writer.settled') as Extract<SessionEvent, { type: 'writer.settled' }>[];
+    const started = log.events.filter((e) => e.type === 'writer.started') as Extract<PublishedEvent, { type: 'writer.started' }>[];
+    const settled = log.events.filter((e) => e.type === 'writer.settled') as Extract<PublishedEvent, { type: 'writer.settled' }>[];
     expect(started.map((e) => e.trigger)).toEqual(['manual', 'pending']);
     expect(settled).toHaveLength(2);
     // Writer 1 covered what existed when it started, not the messages that arrived while it ran.

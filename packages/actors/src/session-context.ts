@@ -1,6 +1,6 @@
 import type { MessageIndexEntry } from './boundary.ts';
-import type { WriterTrigger } from './session-effects.ts';
-import type { Failure, SessionInput, Task, WriterOutcome } from './session-events.ts';
+import type { RebuildReason, WriterMode, WriterOutcome, WriterTrigger } from '@baton/protocol';
+import type { Failure, SessionInput, Task } from './session-events.ts';
 
 /** The writer slot: at most one running writer and at most one pending request. */
 export type SlotState = 'idle' | 'running' | 'runningPending';
@@ -8,7 +8,7 @@ export type SlotState = 'idle' | 'running' | 'runningPending';
 export interface RunningWriter {
   readonly writerId: string;
   readonly boundary: string;
-  readonly mode: 'fork' | 'delta';
+  readonly mode: WriterMode;
   readonly trigger: WriterTrigger;
   /** The rung that started this writer, when a threshold did; with the count it fired at. */
   readonly rung: number | null;
@@ -57,7 +57,7 @@ export interface SessionContext {
 /** A rebuild waiting for a writer, rendering, or compacting. */
 export interface RebuildInProgress {
   readonly requestId: string;
-  readonly reason: 'overflow' | 'manual';
+  readonly reason: RebuildReason;
   readonly phase: 'waiting' | 'rendering' | 'compacting';
   /** `usable`: a checkpoint exists, only the in-flight writer is awaited; `needed`: the awaited writer must succeed. */
   readonly mode: 'usable' | 'needed';

@@ -1,3 +1,12 @@
+import {
+  DEFAULT_WAITS,
+  MessageRoleSchema,
+  RebuildReasonSchema,
+  TaskItemSchema,
+  WriterFailureSchema,
+  WriterOutcomeSchema,
+  type TaskItem,
+} from '@baton/protocol';
 import { z } from 'zod';
 
 /**
@@ -7,7 +16,7 @@ import { z } from 'zod';
 
 export const MessageIndexEntrySchema = z.object({
   id: z.string().min(1),
-  role: z.enum(['user', 'assistant', 'tool', 'system']),
+  role: MessageRoleSchema,
   tokens: z.number().int().nonnegative(),
   textual: z.boolean(),
   finished: z.boolean(),
@@ -23,28 +32,17 @@ export const IndexedMessageSchema = MessageIndexEntrySchema.extend({
 });
 export type IndexedMessage = z.infer<typeof IndexedMessageSchema>;
 
-export const TaskSchema = z.object({
-  id: z.string().min(1),
-  parent_id: z.string().min(1).optional(),
-  status: z.enum(['open', 'in_progress', 'blocked', 'done', 'abandoned']),
-  summary: z.string(),
-  focus: z.boolean().optional(),
-});
-export type Task = z.infer<typeof TaskSchema>;
+/** A task of the agent's task tree (the protocol's `tasks` item). */
+export type Task = TaskItem;
 
-export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other']);
-export type FailureKind = z.infer<typeof FailureKindSchema>;
-
-export const FailureSchema = z.object({ kind: FailureKindSchema, retryable: z.boolean(), message: z.string().optional() });
+/** A writer failure as the actors record it: the wire's `{ kind, retryable }` plus a message for logs and replay. */
+export const FailureSchema = WriterFailureSchema.extend({ message: z.string().optional() });
 export type Failure = z.infer<typeof FailureSchema>;
-
-export const WriterOutcomeSchema = z.enum(['success', 'failure', 'cancelled', 'skipped']);
-export type WriterOutcome = z.infer<typeof WriterOutcomeSchema>;
 
 export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('session.resumed') }),
   z.object({ type: z.literal('messages.appended'), messages: z.array(IndexedMessageSchema) }),
-  z.object({ type: z.literal('tasks.replaced'), tasks: z.array(TaskSchema) }),
+  z.object({ type: z.literal('tasks.replaced'), tasks: z.array(TaskItemSchema) }),
   z.object({ type: z.literal('checkpoint.requested'), requestId: z.string() }),
   z.object({
     type: z.literal('writer.settled'),
@@ -53,15 +51,25 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     failure: FailureSchema.optional(),
     reason: z.string().optional(),
   }),
-  z.object({ type: z.literal('close.requested'), requestId: z.string() }),
+  z.object({
+    type: z.literal('close.requested'),
+    requestId: z.string(),
+    /** How long a running writer is awaited before it is cancelled (logs written before this field: 120 s). */
+    waitMs: z.number().int().nonnegative().default(DEFAULT_WAITS.closeMs),
+  }),
   /** The daemon stops taking work: a queued request is dropped and no new writer starts until the session resumes. */
   z.object({ type: z.literal('drain.requested') }),
   z.object({
     type: z.literal('rebuild.requested'),
     requestId: z.string(),
-    reason: z.enum(['overflow', 'manual']),
+    reason: RebuildReasonSchema,
     /** How long a writer may be awaited when no usable checkpoint exists. */
     waitMs: z.number().int().nonnegative(),
+    /**
+     * How long an in-flight writer is awaited when a usable checkpoint exists (never longer than `waitMs`; logs
+     * written before this field: 30 s).
+     */
+    inFlightWaitMs: z.number().int().nonnegative().default(DEFAULT_WAITS.rebuildInFlightMs),
     /** checkpoint.md exists on disk (observed by the runtime when the request arrived). */
     checkpointExists: z.boolean(),
   }),

@@ -89,9 +89,6 @@ function settle(ctx: SessionContext, event: Extract<SessionEvent, { type: 'write
   return next;
 }
 
-/** How long `close` waits for a running writer before cancelling it (the drain bound, SPEC §2.5). */
-export const CLOSE_WAIT_MS = 120_000;
-
 /** One timer per close request, so a late firing of an earlier close's timer never cancels a later close's writer. */
 function closeTimerId(ctx: SessionContext, requestId: string | null = ctx.closeRequestId): string {
   return `${ctx.input.sessionId}-close-${requestId ?? 'none'}`;
@@ -133,8 +130,9 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
         effects.push({ kind: 'reply', requestId: event.requestId, body: { closed: true } });
         return { context: { ...ctx, pending: null, closed: true }, effects };
       }
-      // The running writer is drained first (cancelled if it takes longer than CLOSE_WAIT_MS); a queued request is dropped.
-      effects.push({ kind: 'timer.start', timerId: closeTimerId(ctx, event.requestId), ms: CLOSE_WAIT_MS });
+      // The running writer is drained first (cancelled if it takes longer than the request's wait); a queued request
+      // is dropped.
+      effects.push({ kind: 'timer.start', timerId: closeTimerId(ctx, event.requestId), ms: event.waitMs });
       return { context: { ...ctx, pending: null, closeRequestId: event.requestId }, effects };
     }
     case 'timer.fired': {

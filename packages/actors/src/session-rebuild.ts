@@ -1,14 +1,10 @@
 import { computeBoundaryIndex, type MessageIndexEntry } from './boundary.ts';
 import type { RebuildInProgress, SessionContext } from './session-context.ts';
-import type { RebuildOutcome, SessionEffect } from './session-effects.ts';
+import type { RebuildOutcome } from '@baton/protocol';
+import type { SessionEffect } from './session-effects.ts';
 import type { SessionEvent } from './session-events.ts';
 import { requestWriter } from './writer-request.ts';
 
-/** How long a rebuild waits for an in-flight writer when a usable checkpoint already exists (reference §2.5). */
-export const REBUILD_WAIT_MS = 30_000;
-/** Default writer waits when no usable checkpoint exists: automatic (overflow) and manual rebuilds. */
-export const AUTO_WRITER_WAIT_MS = 180_000;
-export const MANUAL_WRITER_WAIT_MS = 300_000;
 
 /** Status texts shown to the user for each outcome. */
 export const REBUILD_STATUS: Readonly<Record<RebuildOutcome, string>> = {
@@ -60,7 +56,7 @@ function requested(ctx: SessionContext, event: Events<'rebuild.requested'>, effe
   if (ctx.input.memoryWriteDisabled) return compact(base, rebuild, 'memory-write-off', effects);
   if (ctx.watermark !== null && event.checkpointExists) {
     const usable = { ...rebuild, mode: 'usable' as const };
-    return ctx.writer !== null ? wait(base, usable, Math.min(REBUILD_WAIT_MS, event.waitMs), effects) : render(base, usable, effects);
+    return ctx.writer !== null ? wait(base, usable, Math.min(event.inFlightWaitMs, event.waitMs), effects) : render(base, usable, effects);
   }
   if (ctx.writer !== null) return wait(base, rebuild, event.waitMs, effects);
   const [started, res] = requestWriter(base, 'rebuild', effects);

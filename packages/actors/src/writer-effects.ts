@@ -1,4 +1,5 @@
-import type { Failure, WriterOutcome } from './session-events.ts';
+import type { ReentryKind, WriterOutcome } from '@baton/protocol';
+import type { Failure } from './session-events.ts';
 import type { ToolCall } from './writer-events.ts';
 
 /** Why the writer is called again after its first request. */
@@ -21,7 +22,7 @@ export type WriterEffect =
   | { readonly kind: 'validate' }
   | { readonly kind: 'commit'; readonly warnings: readonly string[] }
   | { readonly kind: 'quarantine'; readonly errors: readonly string[] }
-  | { readonly kind: 'reentered'; readonly iteration: number; readonly reason: 'validation' | 'extraction' | 'continuation' }
+  | { readonly kind: 'reentered'; readonly iteration: number; readonly reason: ReentryKind }
   | {
       readonly kind: 'settle';
       readonly outcome: WriterOutcome;

@@ -1,3 +1,4 @@
+import { WriterModeSchema } from '@baton/protocol';
 import { z } from 'zod';
 import { FailureSchema } from './session-events.ts';
 
@@ -50,7 +51,7 @@ export type WriterEvent = z.infer<typeof WriterEventSchema>;
 export const WriterInputSchema = z.object({
   writerId: z.string(),
   sessionId: z.string(),
-  mode: z.enum(['fork', 'delta']),
+  mode: WriterModeSchema,
   boundary: z.string(),
   maxReentries: z.number().int().nonnegative(),
   maxContinuations: z.number().int().nonnegative(),

@@ -1,4 +1,5 @@
-import type { Failure, WriterOutcome } from './session-events.ts';
+import type { WriterOutcome } from '@baton/protocol';
+import type { Failure } from './session-events.ts';
 import type { WriterEffect, WriterPerf } from './writer-effects.ts';
 import type { WriterEvent, WriterInput } from './writer-events.ts';
 

@@ -1,6 +1,7 @@
 import { computeBoundaryIndex, deltaStartIndex } from './boundary.ts';
 import type { SessionContext } from './session-context.ts';
-import type { SessionEffect, WriterTrigger } from './session-effects.ts';
+import type { WriterTrigger } from '@baton/protocol';
+import type { SessionEffect } from './session-effects.ts';
 
 export type RequestResult = { result: 'started' | 'queued' | 'skipped'; reason?: string };
 

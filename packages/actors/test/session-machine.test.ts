@@ -101,7 +101,7 @@ describe('session machine', () => {
     const r = run([
       { type: 'messages.appended', messages: [user(), assistant(10)] },
       { type: 'checkpoint.requested', requestId: 'r1' },
-      { type: 'close.requested', requestId: 'c1' },
+      { type: 'close.requested', requestId: 'c1', waitMs: 120_000 },
     ]);
     expect(r.snapshot.value).toEqual({ slot: 'running', lifecycle: 'closing' });
     const id = r.ctx.writer!.writerId;
@@ -173,14 +173,14 @@ describe('rebuild abandoned after a restart', () => {
     const r = run([
       { type: 'messages.appended', messages: [user(), assistant(10)] },
       { type: 'checkpoint.requested', requestId: 'c1' },
-      { type: 'rebuild.requested', requestId: 'r1', reason: 'overflow', waitMs: 180_000, checkpointExists: false },
+      { type: 'rebuild.requested', requestId: 'r1', reason: 'overflow', waitMs: 180_000, inFlightWaitMs: 30_000, checkpointExists: false },
     ]);
     expect(r.ctx.rebuild).toMatchObject({ requestId: 'r1', phase: 'waiting' });
     const timer = r.ctx.rebuild?.timerId;
     const a = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'rebuild.abandoned', requestId: 'r1', reason: 'daemon restarted' });
     expect((a.snapshot.context as SessionContext).rebuild).toBeNull();
     expect(a.effects).toEqual([{ kind: 'timer.cancel', timerId: timer }]);
-    const again = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, a.snapshot, { type: 'rebuild.requested', requestId: 'r2', reason: 'manual', waitMs: 1_000, checkpointExists: false });
+    const again = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, a.snapshot, { type: 'rebuild.requested', requestId: 'r2', reason: 'manual', waitMs: 1_000, inFlightWaitMs: 30_000, checkpointExists: false });
     expect((again.snapshot.context as SessionContext).rebuild).toMatchObject({ requestId: 'r2' });
   });
 });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { contentTypeHeaders, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, ErrorReplySchema, type SessionEvent, type Message, issueDetails, AppendReplySchema, CheckpointReplySchema, CloseReplySchema, OpenReplySchema, RebuildReplySchema, RuntimeDrainReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, type AppendReply, type CheckpointReply, type CloseReply, type OpenReply, type RebuildReply, type RuntimeDrainReply, type RuntimeStatusReply, type StatusReply, type TasksReply, type OpenRequest, type RebuildRequest, type TaskItem, subjects, type Subjects } from '@baton/protocol';
+import { contentTypeHeaders, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, ErrorReplySchema, type PublishedEvent, type Message, issueDetails, AppendReplySchema, CheckpointReplySchema, CloseReplySchema, OpenReplySchema, RebuildReplySchema, RuntimeDrainReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, type AppendReply, type CheckpointReply, type CloseReply, type OpenReply, type RebuildReply, type RuntimeDrainReply, type RuntimeStatusReply, type StatusReply, type TasksReply, type OpenRequest, type RebuildRequest, type TaskItem, subjects, type Subjects } from '@baton/protocol';
 import { TransportError } from './transport/transport-error.ts';
 import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
 import { BatonRequestError } from './baton-request-error.ts';
@@ -106,11 +106,11 @@ export class BatonClient {
    * Resolves with the first event of the session that satisfies `predicate`, published after this call. Subscribes
    * synchronously, so start waiting before triggering the event. Rejects with `TransportError('timeout')`.
    */
-  waitForEvent<E extends SessionEvent>(sessionId: string, predicate: (event: SessionEvent) => event is E, timeoutMs?: number): Promise<E>;
-  waitForEvent(sessionId: string, predicate: (event: SessionEvent) => boolean, timeoutMs?: number): Promise<SessionEvent>;
-  waitForEvent(sessionId: string, predicate: (event: SessionEvent) => boolean, timeoutMs = 10_000): Promise<SessionEvent> {
+  waitForEvent<E extends PublishedEvent>(sessionId: string, predicate: (event: PublishedEvent) => event is E, timeoutMs?: number): Promise<E>;
+  waitForEvent(sessionId: string, predicate: (event: PublishedEvent) => boolean, timeoutMs?: number): Promise<PublishedEvent>;
+  waitForEvent(sessionId: string, predicate: (event: PublishedEvent) => boolean, timeoutMs = 10_000): Promise<PublishedEvent> {
     const stream = this.events(sessionId);
-    return new Promise<SessionEvent>((resolve, reject) => {
+    return new Promise<PublishedEvent>((resolve, reject) => {
       const timer = setTimeout(() => {
         stream.stop();
         reject(new TransportError('timeout', `no matching event for session ${sessionId} within ${timeoutMs} ms`));

@@ -1,4 +1,4 @@
-import { decodeReply, encodingFromHeaders, type Encoding, SessionEventSchema, type SessionEvent } from '@baton/protocol';
+import { decodeReply, encodingFromHeaders, type Encoding, PublishedEventSchema, type PublishedEvent } from '@baton/protocol';
 import type { InboundMessage, Transport, TransportSubscription } from './transport/transport.ts';
 
 export interface SessionEventStreamOptions {
@@ -12,17 +12,17 @@ export interface SessionEventStreamOptions {
  * Events are decoded in the encoding their `content-type` header names (JSON for `application/json`, MessagePack
  * otherwise, trying the other encoding when that fails) and validated; invalid or unknown events are skipped.
  */
-export class SessionEventStream implements AsyncIterable<SessionEvent> {
+export class SessionEventStream implements AsyncIterable<PublishedEvent> {
   readonly #sub: TransportSubscription;
-  readonly #buffer: SessionEvent[] = [];
-  readonly #readers: ((result: IteratorResult<SessionEvent>) => void)[] = [];
+  readonly #buffer: PublishedEvent[] = [];
+  readonly #readers: ((result: IteratorResult<PublishedEvent>) => void)[] = [];
   #stopped = false;
 
   constructor(transport: Transport, subject: string, options: SessionEventStreamOptions = {}) {
     this.#sub = transport.subscribe(subject, (msg) => {
-      let event: SessionEvent;
+      let event: PublishedEvent;
       try {
-        event = SessionEventSchema.parse(decodeEvent(msg));
+        event = PublishedEventSchema.parse(decodeEvent(msg));
       } catch (err) {
         options.onInvalid?.(err, msg);
         return;
@@ -40,7 +40,7 @@ export class SessionEventStream implements AsyncIterable<SessionEvent> {
     for (const read of this.#readers.splice(0)) read({ done: true, value: undefined });
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<SessionEvent> {
+  [Symbol.asyncIterator](): AsyncIterator<PublishedEvent> {
     return {
       next: () => this.#next(),
       return: () => {
@@ -50,14 +50,14 @@ export class SessionEventStream implements AsyncIterable<SessionEvent> {
     };
   }
 
-  #next(): Promise<IteratorResult<SessionEvent>> {
+  #next(): Promise<IteratorResult<PublishedEvent>> {
     const event = this.#buffer.shift();
     if (event !== undefined) return Promise.resolve({ done: false, value: event });
     if (this.#stopped) return Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve) => this.#readers.push(resolve));
   }
 
-  #push(event: SessionEvent): void {
+  #push(event: PublishedEvent): void {
     if (this.#stopped) return;
     const read = this.#readers.shift();
     if (read !== undefined) read({ done: false, value: event });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatonClient } from '../src/baton-client.ts';
 import { BatonRequestError } from '../src/baton-request-error.ts';
-import { contentTypeHeaders, decodeReply, encodeReply, type Encoding, type SessionEvent, ProtocolError } from '@baton/protocol';
+import { contentTypeHeaders, decodeReply, encodeReply, type Encoding, type PublishedEvent, ProtocolError } from '@baton/protocol';
 import { MemoryTransport } from '../src/transport/memory-transport.ts';
 import { TransportError } from '../src/transport/transport-error.ts';
 import {
@@ -165,7 +165,7 @@ describe('BatonClient events', () => {
     const client = new BatonClient(transport);
     const stream = client.events('sess-1');
     events.forEach((event, i) => publish(event, i % 2 === 0 ? 'msgpack' : 'json'));
-    const got: SessionEvent[] = [];
+    const got: PublishedEvent[] = [];
     for await (const event of stream) {
       got.push(event);
       if (got.length === events.length) stream.stop();
@@ -200,7 +200,7 @@ describe('BatonClient events', () => {
 
   it('waitForEvent resolves with the first matching event of that session', async () => {
     const client = new BatonClient(transport);
-    const settled = client.waitForEvent('sess-1', (e): e is Extract<SessionEvent, { type: 'writer.settled' }> => e.type === 'writer.settled');
+    const settled = client.waitForEvent('sess-1', (e): e is Extract<PublishedEvent, { type: 'writer.settled' }> => e.type === 'writer.settled');
     publish({ type: 'writer.settled', session_id: 'other', at: AT, writer_id: 'x', outcome: 'success', watermark: null }, 'msgpack', 'other');
     publish({ type: 'writer.queued', session_id: 'sess-1', at: AT }, 'msgpack');
     publish({ type: 'writer.settled', session_id: 'sess-1', at: AT, writer_id: 'w1', outcome: 'cancelled', watermark: null }, 'msgpack');

@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
-import {
-  RebuildOutcomeSchema,
-  WriterFailureSchema,
-  WriterModeSchema,
-  WriterOutcomeSchema,
-} from './replies.ts';
+import { RebuildOutcomeSchema, ReentryKindSchema, WriterModeSchema, WriterOutcomeSchema, WriterTriggerSchema } from './enums.ts';
+import { WriterFailureSchema } from './replies.ts';
 
 /*
  * Lifecycle events Baton publishes on `<prefix>.v1.session.<sid>.events`, in the encoding the session was opened
@@ -29,8 +25,7 @@ export const WriterStartedEventSchema = z.object({
   writer_id: NonEmptyStringSchema,
   covers_up_to: z.string(),
   mode: WriterModeSchema,
-  /** What started the writer, e.g. `threshold`, `manual`, `rebuild`, `pending`. */
-  trigger: NonEmptyStringSchema,
+  trigger: WriterTriggerSchema,
   /** Why the writer runs in delta mode although fork mode was asked for (no writing tool could be mapped, …). */
   reason: z.string().optional(),
 });
@@ -38,9 +33,6 @@ export type WriterStartedEvent = z.infer<typeof WriterStartedEventSchema>;
 
 export const WriterQueuedEventSchema = z.object({ ...base, type: z.literal('writer.queued') });
 export type WriterQueuedEvent = z.infer<typeof WriterQueuedEventSchema>;
-
-export const ReentryKindSchema = z.enum(['validation', 'extraction', 'continuation']);
-export type ReentryKind = z.infer<typeof ReentryKindSchema>;
 
 export const WriterReenteredEventSchema = z.object({
   ...base,
@@ -90,7 +82,7 @@ export const RebuildCompletedEventSchema = z.object({
 export type RebuildCompletedEvent = z.infer<typeof RebuildCompletedEventSchema>;
 
 /** Any session event, discriminated on `type`. */
-export const SessionEventSchema = z.discriminatedUnion('type', [
+export const PublishedEventSchema = z.discriminatedUnion('type', [
   ThresholdCrossedEventSchema,
   WriterStartedEventSchema,
   WriterQueuedEventSchema,
@@ -100,5 +92,13 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   StatusEventSchema,
   RebuildCompletedEventSchema,
 ]);
-export type SessionEvent = z.infer<typeof SessionEventSchema>;
-export type SessionEventType = SessionEvent['type'];
+export type PublishedEvent = z.infer<typeof PublishedEventSchema>;
+export type PublishedEventType = PublishedEvent['type'];
+
+/**
+ * An event as its producer states it, before the daemon stamps `session_id` and `at` on it (distributes over the
+ * union, so `PublishedEventBody<'status'>` is `{ type: 'status'; text: string }`).
+ */
+export type PublishedEventBody<T extends PublishedEventType = PublishedEventType> = T extends PublishedEventType
+  ? Omit<Extract<PublishedEvent, { type: T }>, 'session_id' | 'at'>
+  : never;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
+import { FailureKindSchema, RebuildOutcomeSchema, WriterModeSchema, WriterOutcomeSchema, WriterSlotSchema } from './enums.ts';
 import { MessageSchema } from './messages.ts';
 
 /*
@@ -8,9 +9,6 @@ import { MessageSchema } from './messages.ts';
  */
 
 const ok = z.literal(true);
-
-export const WriterSlotSchema = z.enum(['idle', 'running', 'running+pending']);
-export type WriterSlot = z.infer<typeof WriterSlotSchema>;
 
 /** The session's state as `append` and `status` report it. `overflow: true` means: call `rebuild` first. */
 export const SessionStateSchema = z.object({
@@ -66,9 +64,6 @@ export const CheckpointReplySchema = z.object({
 });
 export type CheckpointReply = z.infer<typeof CheckpointReplySchema>;
 
-export const RebuildOutcomeSchema = z.enum(['rebuilt', 'compacted', 'insert-failed', 'checkpoint-off', 'memory-write-off']);
-export type RebuildOutcome = z.infer<typeof RebuildOutcomeSchema>;
-
 /** `context` is the agent's new conversation after its system prompt (boundary message, then the preserved tail). */
 export const RebuildReplySchema = z.object({
   ok,
@@ -87,9 +82,6 @@ export const MemoryFileInfoSchema = z.object({
 });
 export type MemoryFileInfo = z.infer<typeof MemoryFileInfoSchema>;
 
-export const WriterModeSchema = z.enum(['fork', 'delta']);
-export type WriterMode = z.infer<typeof WriterModeSchema>;
-
 /** The running writer, if any. */
 export const WriterInfoSchema = z.object({
   id: NonEmptyStringSchema,
@@ -100,12 +92,6 @@ export const WriterInfoSchema = z.object({
   reentries: CountSchema,
 });
 export type WriterInfo = z.infer<typeof WriterInfoSchema>;
-
-export const WriterOutcomeSchema = z.enum(['success', 'failure', 'cancelled', 'skipped']);
-export type WriterOutcome = z.infer<typeof WriterOutcomeSchema>;
-
-export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other']);
-export type FailureKind = z.infer<typeof FailureKindSchema>;
 
 export const WriterFailureSchema = z.object({ kind: FailureKindSchema, retryable: z.boolean() });
 export type WriterFailure = z.infer<typeof WriterFailureSchema>;

@@ -6,6 +6,7 @@ import {
   PositiveIntSchema,
   SessionIdSchema,
 } from './fields.ts';
+import { RebuildReasonSchema, TaskStatusSchema } from './enums.ts';
 import { MessageSchema } from './messages.ts';
 
 /*
@@ -90,9 +91,6 @@ export const AppendRequestSchema = z.strictObject({
 });
 export type AppendRequest = z.infer<typeof AppendRequestSchema>;
 
-export const TaskStatusSchema = z.enum(['open', 'in_progress', 'blocked', 'done', 'abandoned']);
-export type TaskStatus = z.infer<typeof TaskStatusSchema>;
-
 export const TaskItemSchema = z.strictObject({
   id: NonEmptyStringSchema,
   parent_id: NonEmptyStringSchema.optional(),
@@ -118,9 +116,6 @@ export const CloseRequestSchema = EmptyRequestSchema;
 export type CloseRequest = EmptyRequest;
 export const RuntimeStatusRequestSchema = EmptyRequestSchema;
 export type RuntimeStatusRequest = EmptyRequest;
-
-export const RebuildReasonSchema = z.enum(['overflow', 'manual']);
-export type RebuildReason = z.infer<typeof RebuildReasonSchema>;
 
 /** `session.<sid>.rebuild`: `wait_ms` bounds how long the daemon may wait for a writer before it rebuilds. */
 export const RebuildRequestSchema = z.strictObject({

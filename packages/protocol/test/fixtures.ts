@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../src/events.ts';
+import type { PublishedEvent } from '../src/events.ts';
 import type {
   AppendReply,
   OpenReply,
@@ -72,7 +72,7 @@ export const runtimeStatusReply: RuntimeStatusReply = {
 
 const base = { session_id: 'sess-1', at: AT };
 
-export const events: SessionEvent[] = [
+export const events: PublishedEvent[] = [
   { ...base, type: 'threshold.crossed', threshold: 23_000, tokens: 24_100 },
   { ...base, type: 'writer.started', writer_id: 'w1', covers_up_to: 'm9', mode: 'delta', trigger: 'threshold', reason: 'no write tool' },
   { ...base, type: 'writer.queued' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionEventSchema } from '../src/events.ts';
+import { PublishedEventSchema } from '../src/events.ts';
 import {
   AppendReplySchema,
   CheckpointReplySchema,
@@ -47,11 +47,11 @@ describe('reply schemas', () => {
 
 describe('session events', () => {
   it.each(events.map((e) => [e.type, e] as const))('accepts a typical %s event', (_type, event) => {
-    expect(SessionEventSchema.parse(event)).toEqual(event);
+    expect(PublishedEventSchema.parse(event)).toEqual(event);
   });
 
   it('narrows on type', () => {
-    const event = SessionEventSchema.parse({ type: 'threshold.crossed', session_id: 's', at: AT, threshold: 1, tokens: 2 });
+    const event = PublishedEventSchema.parse({ type: 'threshold.crossed', session_id: 's', at: AT, threshold: 1, tokens: 2 });
     expect(event.type === 'threshold.crossed' ? event.threshold : -1).toBe(1);
   });
 
@@ -63,6 +63,6 @@ describe('session events', () => {
     ['bad failure kind', { type: 'writer.settled', session_id: 's', at: AT, writer_id: 'w', outcome: 'failure', failure: { kind: 'x', retryable: true }, watermark: null }],
     ['status without text', { type: 'status', session_id: 's', at: AT }],
   ])('rejects %s', (_name, value) => {
-    expect(SessionEventSchema.safeParse(value).success).toBe(false);
+    expect(PublishedEventSchema.safeParse(value).success).toBe(false);
   });
 });

@@ -6,7 +6,8 @@ import type { SnapshotFrom } from 'xstate';
 import { computeBoundaryIndex, deltaStartIndex } from '../../src/boundary.ts';
 import { slotOf, type SessionContext } from '../../src/session-context.ts';
 import type { SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
-import type { Failure, FailureKind, IndexedMessage, SessionEvent, SessionInput, WriterOutcome } from '../../src/session-events.ts';
+import type { FailureKind, WriterOutcome } from '@baton/protocol';
+import type { Failure, IndexedMessage, SessionEvent, SessionInput } from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import { effectCollector, type Checks, type Labelled as GenericLabelled } from './graph-harness.ts';
 
@@ -163,6 +164,7 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
             requestId,
             reason,
             waitMs: reason === 'overflow' ? 180_000 : 300_000,
+            inFlightWaitMs: 30_000,
             checkpointExists: exists,
           });
         }
@@ -187,7 +189,7 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
   }
   if (opts.drain) add('drain', { type: 'drain.requested' });
   if (opts.close) {
-    if (agentInput) add('close', { type: 'close.requested', requestId: ctx.closeRequestId === null ? `close${ctx.writerSeq}` : `close${ctx.writerSeq}-again` });
+    if (agentInput) add('close', { type: 'close.requested', requestId: ctx.closeRequestId === null ? `close${ctx.writerSeq}` : `close${ctx.writerSeq}-again`, waitMs: 120_000 });
     // The close wait: fired while closing, or late (after the writer settled and the timer was cancelled).
     // One timer per close request: the current one, or a late one of an earlier close.
     add(ctx.closeRequestId !== null ? 'timer:close' : 'timer:close-late', { type: 'timer.fired', timerId: `${sid}-close-${ctx.closeRequestId ?? `close${ctx.writerSeq}`}` });

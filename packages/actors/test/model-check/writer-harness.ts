@@ -3,7 +3,8 @@
  * ones that do not fit the current phase), a context abstraction, per-state invariants and a per-path monitor.
  */
 import type { SnapshotFrom } from 'xstate';
-import type { Failure, FailureKind } from '../../src/session-events.ts';
+import type { FailureKind } from '@baton/protocol';
+import type { Failure } from '../../src/session-events.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import type { WriterEvent, WriterInput } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';

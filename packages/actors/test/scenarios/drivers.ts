@@ -5,8 +5,9 @@
 import type { SnapshotFrom } from 'xstate';
 import { foldEvent, foldStart } from '../../src/fold.ts';
 import type { SessionContext } from '../../src/session-context.ts';
-import type { PublishedEvent, SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
-import { SessionEventSchema, type Failure, type IndexedMessage, type SessionEvent, type SessionInput, type WriterOutcome } from '../../src/session-events.ts';
+import type { WriterOutcome } from '@baton/protocol';
+import type { SessionPublication, SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
+import { SessionEventSchema, type Failure, type IndexedMessage, type SessionEvent, type SessionInput } from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import { WriterEventSchema, type WriterEvent, type WriterInput } from '../../src/writer-events.ts';
@@ -105,6 +106,7 @@ export class SessionDriver {
       requestId: opts.requestId ?? `rb${this.log.length}`,
       reason,
       waitMs: opts.waitMs ?? (reason === 'overflow' ? 180_000 : 300_000),
+      inFlightWaitMs: 30_000,
       checkpointExists: opts.checkpointExists ?? true,
     });
   }
@@ -143,8 +145,8 @@ export class SessionDriver {
 }
 
 export const starts = (effects: readonly SessionEffect[]): WriterStartEffect[] => effects.filter((e): e is WriterStartEffect => e.kind === 'writer.start');
-export const published = <T extends PublishedEvent['type']>(effects: readonly SessionEffect[], type: T): Extract<PublishedEvent, { type: T }>[] =>
-  effects.flatMap((e) => (e.kind === 'publish' && e.event.type === type ? [e.event as Extract<PublishedEvent, { type: T }>] : []));
+export const published = <T extends SessionPublication['type']>(effects: readonly SessionEffect[], type: T): Extract<SessionPublication, { type: T }>[] =>
+  effects.flatMap((e) => (e.kind === 'publish' && e.event.type === type ? [e.event as Extract<SessionPublication, { type: T }>] : []));
 export const statuses = (effects: readonly SessionEffect[]): string[] => published(effects, 'status').map((e) => e.text);
 export const rebuildReplies = (effects: readonly SessionEffect[]): RebuildReply[] => effects.filter((e): e is RebuildReply => e.kind === 'rebuild.reply');
 export const timerStarts = (effects: readonly SessionEffect[]) => effects.filter((e): e is Extract<SessionEffect, { kind: 'timer.start' }> => e.kind === 'timer.start');

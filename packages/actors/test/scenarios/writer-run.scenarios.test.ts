@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WriterOutcome } from '../../src/session-events.ts';
+import type { WriterOutcome } from '@baton/protocol';
 import { CANCELLED, COMMITTED, FAILURES, PREPARED, SessionDriver, TOOLS_DONE, WriterDriver, kinds, published, reply, verdict } from './drivers.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { type SessionEvent } from '@baton/protocol';
+import { type PublishedEvent } from '@baton/protocol';
 import { groupDigits, percent, shortWriterId } from '../format/numbers.ts';
 
 interface CachePerf {
@@ -41,7 +41,7 @@ export class DemoNarrator {
     return shortWriterId(id, this.#sessionId);
   }
 
-  handle(event: SessionEvent): void {
+  handle(event: PublishedEvent): void {
     switch (event.type) {
       case 'threshold.crossed':
         this.crossings++;

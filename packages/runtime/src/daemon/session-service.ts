@@ -1,11 +1,9 @@
+import { DEFAULT_WAITS, type WriterOutcome } from '@baton/protocol';
 import { stat } from 'node:fs/promises';
 import {
-  AUTO_WRITER_WAIT_MS,
-  MANUAL_WRITER_WAIT_MS,
   type Failure,
   type SessionEffect,
   type TailPolicy,
-  type WriterOutcome,
   type WriterPerf,
 } from '@baton/actors';
 import { memoryPaths } from '@baton/memory-store';
@@ -255,14 +253,14 @@ export class SessionService {
   }
 
   /** Runs a request whose answer is a `reply` effect, possibly of a later event (close waits for the writer). */
-  async #requestWithReply(sessionId: string, type: string, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
+  async #requestWithReply(sessionId: string, type: string, extra: Record<string, unknown>, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
     const answer = await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       check?.(session);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
-      await this.#fold(session, await this.#append(sessionId, type, { requestId }));
+      await this.#fold(session, await this.#append(sessionId, type, { requestId, ...extra }));
       // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
       return { replied };
     });
@@ -270,11 +268,11 @@ export class SessionService {
   }
 
   checkpoint(sessionId: string): Promise<Record<string, unknown>> {
-    return this.#requestWithReply(sessionId, 'checkpoint.requested');
+    return this.#requestWithReply(sessionId, 'checkpoint.requested', {});
   }
 
   async close(sessionId: string): Promise<Record<string, unknown>> {
-    await this.#requestWithReply(sessionId, 'close.requested', (s) => {
+    await this.#requestWithReply(sessionId, 'close.requested', { waitMs: DEFAULT_WAITS.closeMs }, (s) => {
       if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
     });
     return {};
@@ -318,8 +316,8 @@ export class SessionService {
       const checkpointExists = await stat(paths.checkpoint).then((s) => s.isFile(), () => false);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
-      const wait = waitMs ?? (reason === 'manual' ? MANUAL_WRITER_WAIT_MS : AUTO_WRITER_WAIT_MS);
-      await this.#fold(session, await this.#append(sessionId, 'rebuild.requested', { requestId, reason, waitMs: wait, checkpointExists }));
+      const wait = waitMs ?? (reason === 'manual' ? DEFAULT_WAITS.rebuildManualMs : DEFAULT_WAITS.rebuildOverflowMs);
+      await this.#fold(session, await this.#append(sessionId, 'rebuild.requested', { requestId, reason, waitMs: wait, inFlightWaitMs: DEFAULT_WAITS.rebuildInFlightMs, checkpointExists }));
       // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
       return { replied };
     });

@@ -1,6 +1,7 @@
+import type { WriterOutcome } from '@baton/protocol';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { Failure, WriterOutcome, WriterPerf } from '@baton/actors';
+import type { Failure, WriterPerf } from '@baton/actors';
 import type { EventLog } from '@baton/log-schema';
 import type { HostOptions, MainToWorker, WorkerToMain } from './worker-messages.ts';
 

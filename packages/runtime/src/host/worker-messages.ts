@@ -1,4 +1,5 @@
-import type { Failure, SessionEffect, SessionInput, WriterOutcome, WriterPerf } from '@baton/actors';
+import type { WriterOutcome } from '@baton/protocol';
+import type { Failure, SessionEffect, SessionInput, WriterPerf } from '@baton/actors';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
 import type { AppendInput, AppendResult, StoredRecord } from '@baton/log-schema';
 

@@ -1,3 +1,4 @@
+import type { WriterOutcome } from '@baton/protocol';
 import {
   foldEvent,
   foldStart,
@@ -8,7 +9,6 @@ import {
   type WriterInput,
   type WriterPerf,
   type Failure,
-  type WriterOutcome,
 } from '@baton/actors';
 import {
   DEFAULT_BUDGETS,
