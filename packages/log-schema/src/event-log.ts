@@ -25,6 +25,11 @@ export interface AppendInput {
   readonly at: number;
   readonly payload: unknown;
   readonly msgId?: string;
+  /**
+   * Lookup keys the record registers in its stream (e.g. the ids of the messages it carries), answered by `hasKey`.
+   * Not part of the stored record; a duplicate (by msgId) registers nothing.
+   */
+  readonly keys?: readonly string[];
 }
 
 export interface AppendResult {
@@ -64,6 +69,11 @@ export interface EventLog {
    * still waiting for their transaction are not included.
    */
   lastSeq(stream: string): number;
+  /**
+   * Whether a committed record of `stream` registered `key` (see `AppendInput.keys`). Appends still waiting for their
+   * transaction are not seen: callers that check before appending serialise their appends per stream.
+   */
+  hasKey(stream: string, key: string): boolean;
   /** Stream names starting with `prefix` (all when omitted), in key order. */
   streams(prefix?: string): Iterable<string>;
   /** Waits for all pending appends and releases resources. */

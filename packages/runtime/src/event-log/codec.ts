@@ -33,14 +33,18 @@ function validateInput(input: AppendInput): void {
   if (typeof input.at !== 'number' || !Number.isFinite(input.at)) {
     throw new TypeError('event log: record `at` must be a finite number');
   }
-  const msgId = input.msgId;
-  if (msgId !== undefined) {
-    if (typeof msgId !== 'string' || msgId.length === 0) {
-      throw new TypeError('event log: msgId must be a non-empty string when present');
-    }
-    if (msgId.length * 3 > MAX_MSG_ID_BYTES && Buffer.byteLength(msgId, 'utf8') > MAX_MSG_ID_BYTES) {
-      throw new RangeError(`event log: msgId longer than ${MAX_MSG_ID_BYTES} UTF-8 bytes`);
-    }
+  if (input.msgId !== undefined) validateKey(input.msgId, 'msgId');
+  if (input.keys !== undefined) {
+    if (!Array.isArray(input.keys)) throw new TypeError('event log: keys must be an array of strings when present');
+    for (const key of input.keys) validateKey(key, 'key');
+  }
+}
+
+/** Checks a msgId or lookup key: a non-empty string that fits an LMDB key next to its stream name. */
+export function validateKey(key: unknown, what: 'msgId' | 'key'): void {
+  if (typeof key !== 'string' || key.length === 0) throw new TypeError(`event log: ${what} must be a non-empty string`);
+  if (key.length * 3 > MAX_MSG_ID_BYTES && Buffer.byteLength(key, 'utf8') > MAX_MSG_ID_BYTES) {
+    throw new RangeError(`event log: ${what} longer than ${MAX_MSG_ID_BYTES} UTF-8 bytes`);
   }
 }
 

@@ -4,6 +4,7 @@
  * Layout: one environment at `path` with three named databases
  * - `records`: `[stream, seq]` → msgpack `{ v, type, at, payload, msgId? }` (plain maps, see codec.ts)
  * - `msgids`:  `[stream, msgId]` → seq (idempotency)
+ * - `keys`:    `[stream, key]` → seq (lookup keys a record registered, e.g. message ids)
  * - `global`:  global seq (1, 2, …) → `[stream, seq]` (tailing across streams)
  * A stream's head (last seq) is its last `records` key: read once per stream (one reverse cursor step) and then
  * kept in memory, so no per-batch head write is needed. `streams()` walks `records` one stream at a time.
@@ -84,6 +85,7 @@ export class LmdbEventLog implements EventLog {
   private readonly env: RootDatabase;
   private readonly records: Database<unknown, RecordKey>;
   private readonly msgIds: Database<number, MsgIdKey>;
+  private readonly keys: Database<number, MsgIdKey>;
   private readonly global: Database<RecordKey, number>;
   private readonly packr: Packr = createRecordPackr();
 
@@ -106,6 +108,7 @@ export class LmdbEventLog implements EventLog {
     const recordsOptions = { encoding: 'msgpack' as const, encoder: { Encoder: Packr }, ...RECORD_PACKR_OPTIONS };
     this.records = env.openDB<unknown, RecordKey>('records', recordsOptions);
     this.msgIds = env.openDB<number, MsgIdKey>('msgids', { encoding: 'msgpack' });
+    this.keys = env.openDB<number, MsgIdKey>('keys', { encoding: 'msgpack' });
     this.global = env.openDB<RecordKey, number>('global', { encoding: 'msgpack' });
     this.globalSeq = this.readLastGlobalSeq();
   }
@@ -146,6 +149,11 @@ export class LmdbEventLog implements EventLog {
     // streams this instance appends to are answered from the cache; others are read from the database, so a
     // process that only reads (e.g. a replay tool next to a running daemon) sees other writers' commits
     return this.headCache.get(stream) ?? this.readHead(stream);
+  }
+
+  hasKey(stream: string, key: string): boolean {
+    this.assertOpen();
+    return this.keys.get([stream, key]) !== undefined;
   }
 
   *streams(prefix = ''): Iterable<string> {
@@ -254,6 +262,7 @@ export class LmdbEventLog implements EventLog {
     const results: AppendResult[][] = new Array(batch.length);
     const written: RecordKey[] = [];
     const writtenMsgIds: MsgIdKey[] = [];
+    const writtenKeys: MsgIdKey[] = [];
     let globalSeq = this.globalSeq;
     let commit: Promise<boolean> | undefined;
     try {
@@ -283,6 +292,11 @@ export class LmdbEventLog implements EventLog {
           } else {
             head += 1;
           }
+          for (const lookup of (inputs[i] as AppendInput).keys ?? []) {
+            const lookupKey: MsgIdKey = [stream, lookup];
+            writtenKeys.push(lookupKey);
+            this.keys.put(lookupKey, head);
+          }
           const key: RecordKey = [stream, head];
           written.push(key);
           commit = this.records.put(key, asBinary(encoded[i] as Uint8Array));
@@ -295,7 +309,7 @@ export class LmdbEventLog implements EventLog {
     } catch (error) {
       // A synchronous failure after some puts were queued (not expected: inputs are validated and encoded up
       // front): undo them in the same lmdb-js batch so its transaction keeps nothing of this batch.
-      this.compensate(written, writtenMsgIds, globalSeq);
+      this.compensate(written, [...writtenMsgIds, ...writtenKeys], globalSeq);
       this.rejectAll(batch, error);
       return;
     }
@@ -317,7 +331,10 @@ export class LmdbEventLog implements EventLog {
   private compensate(written: RecordKey[], msgKeys: MsgIdKey[], toGlobal: number): void {
     try {
       for (const key of written) void this.records.remove(key).catch(ignore);
-      for (const key of msgKeys) void this.msgIds.remove(key).catch(ignore);
+      for (const key of msgKeys) {
+        void this.msgIds.remove(key).catch(ignore);
+        void this.keys.remove(key).catch(ignore);
+      }
       for (let g = this.globalSeq + 1; g <= toGlobal; g++) void this.global.remove(g).catch(ignore);
     } catch {
       // nothing more can be done synchronously; the batch is rejected anyway

@@ -25,6 +25,7 @@ interface StreamState {
   /** Encoded records; index = seq - 1. */
   readonly records: Uint8Array[];
   readonly msgIds: Map<string, number>;
+  readonly keys: Set<string>;
 }
 
 interface PendingAppend {
@@ -86,6 +87,11 @@ export class MemoryEventLog implements EventLog {
   lastSeq(stream: string): number {
     this.assertOpen();
     return this.state.get(stream)?.records.length ?? 0;
+  }
+
+  hasKey(stream: string, key: string): boolean {
+    this.assertOpen();
+    return this.state.get(stream)?.keys.has(key) ?? false;
   }
 
   *streams(prefix = ''): Iterable<string> {
@@ -158,13 +164,14 @@ export class MemoryEventLog implements EventLog {
           continue;
         }
         if (state === undefined) {
-          state = { records: [], msgIds: new Map() };
+          state = { records: [], msgIds: new Map(), keys: new Set() };
           this.state.set(stream, state);
           this.sortedStreams = undefined;
         }
         state.records.push(encoded[i] as Uint8Array);
         const seq = state.records.length;
         if (msgId !== undefined) state.msgIds.set(msgId, seq);
+        for (const key of (inputs[i] as AppendInput).keys ?? []) state.keys.add(key);
         this.global.push([stream, seq]);
         out[i] = { seq, duplicate: false };
       }

@@ -224,6 +224,22 @@ export function describeEventLogContract(name: string, factory: EventLogFactory)
       expect(await log.append('s2', [rec('t', 2, 'same')])).toEqual([{ seq: 1, duplicate: false }]);
     });
 
+    it('answers lookup keys of committed records per stream, not stored in the record, none for a duplicate', async () => {
+      const pending = log.append('s', [{ ...rec('t', 1, 'm1'), keys: ['a', 'b'] }, rec('t', 2)]);
+      expect(log.hasKey('s', 'a')).toBe(false);
+      await pending;
+      expect([log.hasKey('s', 'a'), log.hasKey('s', 'b'), log.hasKey('s', 'c'), log.hasKey('other', 'a')]).toEqual([true, true, false, false]);
+      expect([...log.read('s')][0]).not.toHaveProperty('keys');
+      await log.append('s', [{ ...rec('t', 'dup', 'm1'), keys: ['c'] }]);
+      expect(log.hasKey('s', 'c')).toBe(false);
+      await expect(log.append('s', [{ ...rec('t', 3), keys: [''] }])).rejects.toThrow(TypeError);
+      await expect(log.append('s', [{ ...rec('t', 3), keys: ['x'.repeat(2000)] }])).rejects.toThrow(RangeError);
+      expect(log.lastSeq('s')).toBe(2);
+      if (!harness.durable) return;
+      await reopen();
+      expect([log.hasKey('s', 'a'), log.hasKey('s', 'c')]).toEqual([true, false]);
+    });
+
     it('resolves an all-duplicate or empty append without storing anything', async () => {
       await log.append('s', [rec('t', 1, 'm1')]);
       const globalBefore = log.lastGlobalSeq?.();

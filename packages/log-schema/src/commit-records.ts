@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
+
+/** One memory-file commit: the files it replaced (relative to the memory root) and their content hashes. */
+export const CommitRecordSchema = z.object({
+  commitId: z.string(),
+  /** Null for a commit that restores an earlier version. */
+  writerId: z.string().nullable(),
+  reason: z.enum(['writer', 'restore']),
+  at: z.number().int().nonnegative(),
+  files: z.array(z.object({ rel: z.string(), hash: z.string() })),
+});
+
+/** Every record type of the `memory/commits` stream: the intent of a commit, then its completion. */
+export const COMMIT_RECORDS = {
+  'commit.prepared': CommitRecordSchema,
+  'commit.applied': CommitRecordSchema,
+} as const;
+
+export type CommitRecordSchemas = typeof COMMIT_RECORDS;
+export type CommitLogRecord = RecordOf<CommitRecordSchemas>;
+export type CommitAppend = AppendOf<CommitRecordSchemas>;
+export type StoredCommitRecord = StoredOf<CommitRecordSchemas>;

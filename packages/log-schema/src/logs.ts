@@ -1,0 +1,44 @@
+import { COMMIT_RECORDS, type CommitRecordSchemas } from './commit-records.ts';
+import type { EventLog, StoredRecord } from './event-log.ts';
+import { checkRecord } from './record-stream.ts';
+import { SESSION_RECORDS, type SessionRecordSchemas, type StoredSessionRecord } from './session-records.ts';
+import { StreamLog } from './stream-log.ts';
+import { COMMITS_STREAM, parseStream, sessionStream, writerStream } from './streams.ts';
+import { WRITER_RECORDS, type StoredWriterRecord, type WriterRecordSchemas } from './writer-records.ts';
+import type { StoredCommitRecord } from './commit-records.ts';
+
+/** The session streams of `log`, typed. */
+export function sessionLog(log: EventLog): StreamLog<SessionRecordSchemas> {
+  return new StreamLog(log, SESSION_RECORDS, sessionStream);
+}
+
+/** The writer streams of `log`, typed. */
+export function writerLog(log: EventLog): StreamLog<WriterRecordSchemas> {
+  return new StreamLog(log, WRITER_RECORDS, writerStream);
+}
+
+/** The commit journal of `log`, typed (its one stream has no id: pass `''`). */
+export function commitLog(log: EventLog): StreamLog<CommitRecordSchemas> {
+  return new StreamLog(log, COMMIT_RECORDS, () => COMMITS_STREAM);
+}
+
+/** Any record Baton writes, told apart by the stream it is in. */
+export type AnyStoredRecord =
+  | ({ readonly family: 'session' } & StoredSessionRecord)
+  | ({ readonly family: 'writer' } & StoredWriterRecord)
+  | ({ readonly family: 'commits' } & StoredCommitRecord);
+
+/** Checks a record read from any stream against the schema of its stream; throws `LogRecordError`. */
+export function checkAnyRecord(record: StoredRecord): AnyStoredRecord {
+  const kind = parseStream(record.stream);
+  switch (kind?.kind) {
+    case 'session':
+      return { family: 'session', ...checkRecord(SESSION_RECORDS, record) };
+    case 'writer':
+      return { family: 'writer', ...checkRecord(WRITER_RECORDS, record) };
+    case 'commits':
+      return { family: 'commits', ...checkRecord(COMMIT_RECORDS, record) };
+    case undefined:
+      return checkRecord({}, record);
+  }
+}
