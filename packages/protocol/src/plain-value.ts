@@ -24,7 +24,9 @@ export function toPlain(value: unknown): unknown {
       return value;
     case 'object':
       break;
-    default:
+    case 'undefined':
+    case 'function':
+    case 'symbol':
       return undefined;
   }
   if (value === null || value instanceof Uint8Array) return value;
@@ -57,7 +59,9 @@ export function findNonPlain(value: unknown, path = ''): string | null {
       return null;
     case 'object':
       break;
-    default:
+    case 'undefined':
+    case 'function':
+    case 'symbol':
       return `${typeof value} at ${path || 'the top level'}`;
   }
   if (value instanceof Uint8Array) return null;

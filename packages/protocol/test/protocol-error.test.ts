@@ -47,7 +47,7 @@ describe('parseRequest', () => {
     expect(error.code).toBe('bad_request');
     expect(error.message).toMatch(/^invalid request: messages\.0\.role: .+ \(and 1 more\)$/);
     expect(error.details).toEqual([
-      { path: 'messages.0.role', message: expect.stringContaining('user') },
+      { path: 'messages.0.role', message: expect.stringContaining('user') as unknown },
       { path: 'messages.1.content', message: 'expected a string, an array of objects or null' },
     ]);
     expect(ErrorReplySchema.safeParse(error.toReply()).success).toBe(true);
@@ -61,7 +61,7 @@ describe('parseRequest', () => {
 
   it('reports a wrong body type at the empty path', () => {
     expect(() => parseRequest(AppendRequestSchema, 'x')).toThrow(
-      expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/^invalid request: body: /) }),
+      expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/^invalid request: body: /) as unknown }),
     );
   });
 });
