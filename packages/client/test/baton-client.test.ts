@@ -19,7 +19,7 @@ const model = { id: 'gpt-4o', context_window: 128_000 };
 
 /** Canned success replies by the subject's last token. */
 function cannedReply(subject: string): Scripted {
-  const verb = subject.split('.').at(-1);
+  const verb = subject.slice(subject.lastIndexOf('.') + 1);
   switch (verb) {
     case 'open':
       return openReply;
@@ -119,7 +119,7 @@ describe('BatonClient requests', () => {
     startFakeDaemon(transport, () => ({ ok: true, result: 'maybe' }));
     await expect(new BatonClient(transport).checkpoint('s1')).rejects.toMatchObject({
       code: 'invalid_reply',
-      details: [{ path: 'result', message: expect.any(String) }],
+      details: [{ path: 'result', message: expect.any(String) as unknown }],
     });
   });
 

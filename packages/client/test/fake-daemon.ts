@@ -9,8 +9,14 @@ export interface SeenRequest {
   readonly headers: Headers;
 }
 
-/** A reply script: the value to send back (in the request's encoding), or raw bytes and headers. */
-export type Scripted = unknown | { readonly raw: Uint8Array; readonly headers?: Headers };
+/** Raw reply bytes and headers, sent as they are. */
+export interface RawReply {
+  readonly raw: Uint8Array;
+  readonly headers?: Headers;
+}
+
+/** A reply script: the value to send back (in the request's encoding), or a {@link RawReply}. */
+export type Scripted = unknown;
 
 /**
  * A tiny stand-in for the daemon: answers every protocol subject under `prefix` from `script(subject, body)`,
@@ -42,6 +48,6 @@ export function startFakeDaemon(
   return { seen, stop: () => subs.forEach((sub) => sub.unsubscribe()) };
 }
 
-function isRaw(value: unknown): value is { raw: Uint8Array; headers?: Headers } {
+function isRaw(value: unknown): value is RawReply {
   return typeof value === 'object' && value !== null && (value as { raw?: unknown }).raw instanceof Uint8Array;
 }
