@@ -69,7 +69,7 @@ describe('loopback model: scripted replies', () => {
     expect(res.choices[0]?.finish_reason).toBe('tool_calls');
     expect(message?.content).toBeNull();
     const calls = (message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [c] : []));
-    expect(calls.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+    expect(calls.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments) as unknown])).toEqual([
       ['call_0_0', 'read', { path: '/a.md' }],
       ['mine', 'read', { path: '/b.md' }],
     ]);
@@ -82,7 +82,7 @@ describe('loopback model: scripted replies', () => {
       (req) => ({ reply: { content: `echo ${req.body.messages.length}` } }),
       { delayMs: 5, then: { reply: { content: 'late' } } },
     );
-    server.setResponder(async () => ({ reply: { content: 'default' } }));
+    server.setResponder(() => Promise.resolve({ reply: { content: 'default' } }));
     const c = client(server);
     const texts: (string | null | undefined)[] = [];
     for (let i = 0; i < 4; i++) texts.push((await c.chat.completions.create({ model: 'm', messages: hello })).choices[0]?.message.content);
