@@ -61,7 +61,7 @@ export class MemoryStoreError extends Error {
 /** The `code` of a Node.js system error (`ENOENT`, `EEXIST`, …), or undefined for anything else. */
 export function errnoCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error as { code: unknown }).code;
+    const code = error.code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryStoreError, memoryPaths } from '../src/index.ts';
+import { MemoryStoreError, memoryPaths, type MemoryPaths } from '../src/index.ts';
 
 describe('memoryPaths', () => {
   it('lays out the session and project files under the memory root', () => {
@@ -22,7 +22,8 @@ describe('memoryPaths', () => {
   it('returns absolute paths for a relative root', () => {
     const paths = memoryPaths('.baton/memory/', { projectId: 'p', sessionId: 's' });
     expect(paths.root).toBe(path.resolve('.baton/memory'));
-    for (const value of Object.values(paths)) expect(path.isAbsolute(value)).toBe(true);
+    const byName: Readonly<Record<keyof MemoryPaths, string>> = paths;
+    for (const value of Object.values(byName)) expect(path.isAbsolute(value)).toBe(true);
   });
 
   it.each(['', '..', 'a/b', 'a.b', 'x'.repeat(129), 'sp ace', 'é'])('refuses the id %j with invalid_id', (bad) => {

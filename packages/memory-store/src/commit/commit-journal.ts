@@ -33,8 +33,9 @@ export interface CommitJournal {
 export class MemoryCommitJournal implements CommitJournal {
   readonly #entries: CommitEntry[] = [];
 
-  async append(type: CommitEntryType, record: CommitRecord): Promise<void> {
+  append(type: CommitEntryType, record: CommitRecord): Promise<void> {
     this.#entries.push({ type, record });
+    return Promise.resolve();
   }
 
   entries(): Iterable<CommitEntry> {

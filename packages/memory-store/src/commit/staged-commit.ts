@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { writeFileAtomic } from './atomic-file.ts';
-import type { CommitEntry, CommitJournal, CommitRecord, CommittedFile } from './commit-journal.ts';
+import type { CommitJournal, CommitRecord, CommittedFile } from './commit-journal.ts';
 import { contentHash, type HistoryStore } from './history-store.ts';
 import { MemoryStoreError } from '../memory-errors.ts';
 
@@ -97,7 +97,7 @@ export interface FileVersion {
 /** Every applied version of `rel`, oldest first (version numbers start at 1). */
 export async function fileVersions(journal: CommitJournal, rel: string): Promise<FileVersion[]> {
   const out: FileVersion[] = [];
-  for (const e of (await journal.entries()) as Iterable<CommitEntry>) {
+  for (const e of await journal.entries()) {
     if (e.type !== 'commit.applied') continue;
     const f = e.record.files.find((x) => x.rel === rel);
     if (f === undefined) continue;

@@ -74,7 +74,7 @@ describe('whole-file budgets at the boundary', () => {
   it('passes a checkpoint of exactly its total and reports one token more', () => {
     // Section budgets of exactly each section's size (so they can never fire) and a total of exactly the file.
     const sections = Object.fromEntries(
-      parseSections(checkpoint).map((s) => [s.title.split(' ')[0], counter.count(checkpoint.slice(s.start, s.end))]),
+      parseSections(checkpoint).map((s) => [s.title.split(' ')[0] ?? '', counter.count(checkpoint.slice(s.start, s.end))] as const),
     );
     const atTotal = resolveBudgets({ checkpoint: { total: fileTokens, sections } });
     expect(validateMemoryFiles(validInput({ budgets: atTotal }))).toEqual([]);

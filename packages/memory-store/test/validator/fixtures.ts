@@ -1,4 +1,4 @@
-import { DEFAULT_BUDGETS, TokenCounter, loadPrompt, parseSections, type Budgets } from '../../src/index.ts';
+import { DEFAULT_BUDGETS, TokenCounter, loadPrompt, parseSections } from '../../src/index.ts';
 import type { ValidateMemoryFilesInput } from '../../src/validator/validator.ts';
 
 /** Realistic memory files of a coding session, filled exactly as the templates ask. */
@@ -163,7 +163,7 @@ export function validInput(overrides: Partial<ValidateMemoryFilesInput> = {}): V
     userRequestExists: true,
     spilloverExists: (fileName) => Object.hasOwn(SPILLOVERS, fileName),
     readSpillover: (fileName) => SPILLOVERS[fileName] ?? null,
-    budgets: DEFAULT_BUDGETS as Budgets,
+    budgets: DEFAULT_BUDGETS,
     counter,
     ...overrides,
   };

@@ -54,7 +54,7 @@ function totalOnlyBudgets(file: 'checkpoint' | 'memory', markdown: string): Budg
     sections.map((s) => [file === 'checkpoint' ? (s.title.split(' ')[0] ?? '') : s.title, counter.count(markdown.slice(s.start, s.end))]),
   );
   const total = counter.count(markdown) - 1;
-  return { ...DEFAULT_BUDGETS, [file]: { total, sections: sized } } as Budgets;
+  return { ...DEFAULT_BUDGETS, [file]: { total, sections: sized } };
 }
 
 interface RuleCase {
