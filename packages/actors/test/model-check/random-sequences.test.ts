@@ -8,8 +8,8 @@ import type { WriterEffect } from '../../src/writer-effects.ts';
 import { WriterEventSchema, type WriterEvent } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
 import { Checks, effectCollector } from './graph-harness.ts';
-import { FULL_GEN, MODEL_INPUT, SessionMonitor, appendEvent, checkSessionState, sessionEvents, settlement, ALL_SETTLEMENTS, type SessionSnapshot } from './session-harness.ts';
-import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, checkWriterState, type WriterSnapshot } from './writer-harness.ts';
+import { FULL_GEN, MODEL_INPUT, SessionMonitor, checkSessionState, sessionEvents, sessionNoise, type SessionSnapshot } from './session-harness.ts';
+import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, checkWriterState, writerNoise, type WriterSnapshot } from './writer-harness.ts';
 
 /**
  * Random event sequences (fast-check) against the same invariants as the model check: sensible events picked from
@@ -22,40 +22,6 @@ const MAX_EVENTS = 60;
 
 /** One step of a random run: [kind, pick]. Kind 0–5 picks among the offered events, 6 repeats the last, 7–9 is noise. */
 const stepArb = fc.tuple(fc.nat({ max: 9 }), fc.nat({ max: 1_000 }));
-
-function sessionNoise(s: SessionSnapshot, pick: number): SessionEvent {
-  const c = s.context;
-  const sid = c.input.sessionId;
-  const ids = [`${sid}-w${pick % 4}`, 'w-unknown', `${sid}-w${c.writerSeq + 1}`];
-  const writerId = ids[pick % ids.length] as string;
-  const label = ALL_SETTLEMENTS[pick % ALL_SETTLEMENTS.length] ?? 'success';
-  const requestId = [`rb${pick % 3}`, `rb${c.rebuildSeq}`, 'rb-unknown'][pick % 3] as string;
-  const boundary = { id: `b-noise${pick}`, role: 'user' as const, tokens: 1, textual: true, finished: false, toolCallIds: [] };
-  const noise: SessionEvent[] = [
-    settlement(writerId, label),
-    { type: 'timer.fired', timerId: [`${sid}-rebuild${pick % 3}-wait`, `${sid}-close`, 'timer-unknown'][pick % 3] as string },
-    { type: 'rebuild.rendered', requestId, ok: pick % 2 === 0, boundary, tailIds: [] },
-    { type: 'rebuild.compacted', requestId, source: 'extractive', boundary, tailIds: [] },
-    { type: 'tasks.replaced', tasks: [{ id: 'T1', status: 'open', summary: 'task' }] },
-    { type: 'messages.appended', messages: [] },
-  ];
-  if (!c.closed) noise.push(appendEvent(c, [0, 700, 1500, 2400, 2600, 5000][pick % 6] as number, pick % 5 !== 0));
-  return noise[pick % noise.length] as SessionEvent;
-}
-
-function writerNoise(pick: number): WriterEvent {
-  const kinds = ['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other'] as const;
-  const kind = kinds[pick % kinds.length] ?? 'other';
-  const n = pick % 4;
-  const noise: WriterEvent[] = [
-    { type: 'model.failed', failure: { kind, retryable: kind === 'transient' }, status: pick % 2 === 0 ? 500 : null },
-    { type: 'model.replied', content: n === 0 ? null : 'x'.repeat(n - 1), reasoning: n === 1 ? 'r' : null, toolCalls: n === 3 ? [{ id: 'c', name: 'bash', arguments: '{}' }] : [], finishReason: null, usage: { prompt: pick, completion: 1, cached: pick % 7 } },
-    { type: 'validation.completed', errors: n & 1 ? ['e'] : [], extract: n & 2 ? ['x'] : [], warnings: pick % 3 === 0 ? ['w'] : [] },
-    { type: 'tools.completed', results: [] },
-    { type: 'writer.prepare_failed', outcome: pick % 2 === 0 ? 'skipped' : 'failure', reason: 'noise' },
-  ];
-  return noise[pick % noise.length] as WriterEvent;
-}
 
 describe('random event sequences', () => {
   it(`session machine: ${RUNS} runs of up to ${MAX_EVENTS} events keep every invariant`, { timeout: 30_000 }, () => {

@@ -45,6 +45,8 @@ export interface SessionGenOptions {
   readonly rebuild: boolean;
   readonly drain: boolean;
   readonly close: boolean;
+  /** Also offer agent input to a closed session (the runtime refuses it with `conflict`, so no log has it). */
+  readonly closedInput?: boolean;
 }
 
 export type SettlementLabel = 'success' | `failure:${Exclude<FailureKind, 'cancelled'>}` | 'cancelled' | 'skipped';
@@ -140,7 +142,7 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
   const out: Labelled[] = [];
   const add = (label: string, event: SessionEvent) => out.push({ label, event });
   // A closed session refuses agent input (the runtime answers `conflict`); only resume and late results reach it.
-  const agentInput = !ctx.closed;
+  const agentInput = !ctx.closed || opts.closedInput === true;
   if (agentInput) {
     for (const u of opts.usages) add(`append:${u}`, appendEvent(ctx, u));
     if (opts.subagent) add('append:subagent', appendEvent(ctx, 2900, false));
@@ -239,6 +241,30 @@ function deltaIsEmpty(c: SessionContext): boolean {
   const start = deltaStartIndex(c.index, c.watermark);
   const w = c.watermark === null ? -1 : c.index.findIndex((m) => m.id === c.watermark);
   return start > b || (w >= b && w >= 0);
+}
+
+/**
+ * Nonsense the runtime can still deliver in any state: settlements, timers and rebuild results with stale or unknown ids,
+ * results in the wrong phase, an empty append, usage that goes down. `pick` chooses one.
+ */
+export function sessionNoise(s: SessionSnapshot, pick: number): SessionEvent {
+  const c = s.context;
+  const sid = c.input.sessionId;
+  const ids = [`${sid}-w${pick % 4}`, 'w-unknown', `${sid}-w${c.writerSeq + 1}`];
+  const writerId = ids[pick % ids.length] as string;
+  const label = ALL_SETTLEMENTS[pick % ALL_SETTLEMENTS.length] ?? 'success';
+  const requestId = [`rb${pick % 3}`, `rb${c.rebuildSeq}`, 'rb-unknown'][pick % 3] as string;
+  const boundary = { id: `b-noise${pick}`, role: 'user' as const, tokens: 1, textual: true, finished: false, toolCallIds: [] };
+  const noise: SessionEvent[] = [
+    settlement(writerId, label),
+    { type: 'timer.fired', timerId: [`${sid}-rebuild${pick % 3}-wait`, `${sid}-close`, 'timer-unknown'][pick % 3] as string },
+    { type: 'rebuild.rendered', requestId, ok: pick % 2 === 0, boundary, tailIds: [] },
+    { type: 'rebuild.compacted', requestId, source: 'extractive', boundary, tailIds: [] },
+    { type: 'tasks.replaced', tasks: [{ id: 'T1', status: 'open', summary: 'task' }] },
+    { type: 'messages.appended', messages: [] },
+  ];
+  if (!c.closed) noise.push(appendEvent(c, [0, 700, 1500, 2400, 2600, 5000][pick % 6] as number, pick % 5 !== 0));
+  return noise[pick % noise.length] as SessionEvent;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

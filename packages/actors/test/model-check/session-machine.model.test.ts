@@ -4,6 +4,7 @@ import { foldEvent, foldStart } from '../../src/fold.ts';
 import type { SessionEffect } from '../../src/session-effects.ts';
 import type { SessionEvent, SessionInput } from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
+import { planSessionEvent } from './oracle/session-plan.ts';
 import { Checks, LabelRegistry, checkAdjacency, replayPath, stuckVertices, type Model } from './graph-harness.ts';
 import {
   FULL_GEN,
@@ -68,8 +69,14 @@ function exploreAll(name: string, input: SessionInput, gen: SessionGenOptions) {
   let steps = 0;
   for (const p of shortest) steps += replayPath(model, p, registry, check);
   // The fast fold used by the stepper is the machine's real fold: compare with `foldEvent` on a sample of edges.
+  // Every edge gives the context and effects of the reducer the machine replaced (`oracle/`).
   let sampled = 0;
   for (const [i, v] of Object.values(adj).entries() as IterableIterator<[number, AdjacencyValue<SessionSnapshot, SessionEvent>]>) {
+    for (const t of Object.values(v.transitions)) {
+      const step = stepper.step(v.state, t.event);
+      const oracle = planSessionEvent(v.state.context, t.event);
+      check.that(JSON.stringify([step.snapshot.context, step.effects]) === JSON.stringify([oracle.context, oracle.effects]), 'the machine differs from the reducer it replaced');
+    }
     if (i % 23 !== 0) continue;
     for (const t of Object.values(v.transitions)) {
       const real = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, v.state, t.event);

@@ -63,6 +63,43 @@ export function abstractWriter(snapshot: WriterSnapshot): string {
   return JSON.stringify([snapshot.value, c.phase, c.reentries, c.continuations, Math.min(c.calls, 4), c.outcome, c.failure?.kind ?? null]);
 }
 
+const byLabel = (label: string): WriterEvent => {
+  const found = WRITER_EVENTS.find((l) => l.label === label);
+  if (found === undefined) throw new Error(`no writer event ${label}`);
+  return found.event;
+};
+
+/** Results that fit each phase, most likely first: a run driven by them goes through tools, reminders and re-entries. */
+const FITTING: Readonly<Record<WriterSnapshot['context']['phase'], readonly string[]>> = {
+  preparing: ['prepared', 'prepared', 'prepared', 'prepare_failed:skipped'],
+  calling: ['reply:tools', 'reply:tools', 'reply:text', 'reply:text', 'reply:empty', 'reply:reasoning-only', 'reply:blank', 'reply:text', 'reply:tools', 'model.failed:transient'],
+  tools: ['tools.completed'],
+  validating: ['validation:errors', 'validation:extract', 'validation:both', 'validation:errors', 'validation:extract', 'validation:clean', 'validation:warnings'],
+  committing: ['commit.completed', 'commit.completed', 'commit.failed'],
+  settled: ['cancel', 'reply:text'],
+};
+
+/** A result that fits the writer's phase; `pick` chooses one. */
+export function fittingWriterEvent(snapshot: WriterSnapshot, pick: number): WriterEvent {
+  const labels = FITTING[snapshot.context.phase];
+  return byLabel(labels[pick % labels.length] ?? 'cancel');
+}
+
+/** Writer results of every kind with varied payloads, whatever the phase (duplicates, late ones). `pick` chooses one. */
+export function writerNoise(pick: number): WriterEvent {
+  const kinds = ['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other'] as const;
+  const kind = kinds[pick % kinds.length] ?? 'other';
+  const n = pick % 4;
+  const noise: WriterEvent[] = [
+    { type: 'model.failed', failure: { kind, retryable: kind === 'transient' }, status: pick % 2 === 0 ? 500 : null },
+    { type: 'model.replied', content: n === 0 ? null : 'x'.repeat(n - 1), reasoning: n === 1 ? 'r' : null, toolCalls: n === 3 ? [{ id: 'c', name: 'bash', arguments: '{}' }] : [], finishReason: null, usage: { prompt: pick, completion: 1, cached: pick % 7 } },
+    { type: 'validation.completed', errors: n & 1 ? ['e'] : [], extract: n & 2 ? ['x'] : [], warnings: pick % 3 === 0 ? ['w'] : [] },
+    { type: 'tools.completed', results: [] },
+    { type: 'writer.prepare_failed', outcome: pick % 2 === 0 ? 'skipped' : 'failure', reason: 'noise' },
+  ];
+  return noise[pick % noise.length] as WriterEvent;
+}
+
 export function checkWriterState(snapshot: WriterSnapshot, check: Checks): void {
   const c = snapshot.context;
   check.that(snapshot.value === c.phase, `state ${String(snapshot.value)} disagrees with phase ${c.phase}`);

@@ -4,6 +4,7 @@ import { foldEvent, foldStart } from '../../src/fold.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import type { WriterEvent } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
+import { planWriterEvent } from './oracle/writer-plan.ts';
 import { Checks, LabelRegistry, checkAdjacency, replayPath, stuckVertices, type Labelled, type Model } from './graph-harness.ts';
 import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, WriterStepper, abstractWriter, checkWriterState, writerEvents, type WriterSnapshot } from './writer-harness.ts';
 
@@ -70,12 +71,14 @@ describe('writer machine model check', () => {
       simple += paths.length;
     }
 
-    // The fast fold equals the production fold on every edge.
+    // The fast fold equals the production fold on every edge, and both equal the reducer the machine replaced.
     for (const v of Object.values(adj) as AdjacencyValue<WriterSnapshot, WriterEvent>[]) {
       for (const t of Object.values(v.transitions)) {
         const real = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, v.state, t.event);
         const fast = stepper.step(v.state, t.event);
         check.that(JSON.stringify([real.snapshot.value, real.snapshot.context, real.effects]) === JSON.stringify([fast.snapshot.value, fast.snapshot.context, fast.effects]), 'fast fold differs from foldEvent');
+        const oracle = planWriterEvent(v.state.context, t.event);
+        check.that(JSON.stringify([real.snapshot.context, real.effects]) === JSON.stringify([oracle.context, oracle.effects]), 'the machine differs from the reducer it replaced');
       }
     }
     const paths = shortest.length + simple + edges;

@@ -1,0 +1,146 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { foldEvent, foldStart } from '../../src/fold.ts';
+import type { SessionContext } from '../../src/session-context.ts';
+import type { SessionEffect } from '../../src/session-effects.ts';
+import type { SessionEvent, SessionInput } from '../../src/session-events.ts';
+import { sessionMachine } from '../../src/session-machine.ts';
+import type { WriterEffect } from '../../src/writer-effects.ts';
+import type { WriterEvent, WriterInput } from '../../src/writer-events.ts';
+import { writerMachine } from '../../src/writer-machine.ts';
+import { Checks } from './graph-harness.ts';
+import { planSessionEvent } from './oracle/session-plan.ts';
+import { initialWriterContext, planWriterEvent, type WriterContext as OracleWriterContext } from './oracle/writer-plan.ts';
+import { FULL_GEN, MODEL_INPUT, checkSessionState, sessionEvents, sessionNoise, type SessionSnapshot } from './session-harness.ts';
+import { WRITER_EVENTS, WRITER_INPUT, checkWriterState, fittingWriterEvent, writerNoise, type WriterSnapshot } from './writer-harness.ts';
+
+/**
+ * The machines against the reducer they replaced (`oracle/`, a frozen copy): long random event sequences are folded
+ * through the machine with `foldEvent` and, independently, through the oracle; at every step the two contexts and the
+ * two effect lists must be the same data, in the same order and with the same keys (recorded logs store the effects
+ * and replay compares them field by field). The oracle keeps its own context, so a divergence is never masked by
+ * feeding the machine's state back into it.
+ */
+
+const SESSION_RUNS = 300;
+const WRITER_RUNS = 300;
+
+/** Same data: deep strict equality (an `undefined` key is not an absent one) and the same key order. */
+function same(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(a, b) && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** One step of a random run: [kind, pick]. Kind 0–5 picks among the offered events, 6 repeats the last, 7–9 is noise. */
+const stepArb = fc.tuple(fc.nat({ max: 9 }), fc.nat({ max: 1_000 }));
+
+/** Small inputs around the model-check one: switches, ladders, tail policies and fork/delta mode vary. */
+const sessionInputArb: fc.Arbitrary<SessionInput> = fc
+  .record({
+    fork: fc.boolean(),
+    checkpointEnabled: fc.constantFrom(true, true, true, false),
+    memoryWriteDisabled: fc.constantFrom(false, false, false, true),
+    thresholds: fc.constantFrom<number[]>([1000, 2000], [1000], [], [600, 1200, 2400]),
+    tail: fc.constantFrom(MODEL_INPUT.tail, { minTokens: 3, maxTokens: 6, minTextMessages: 2 }),
+  })
+  .map(({ fork, ...rest }) => ({ ...MODEL_INPUT, ...rest, fork, forkUnavailableReason: fork ? null : 'no writing tool' }));
+
+describe('machines equal the reducer they replaced', () => {
+  it(`session machine: ${SESSION_RUNS} runs of 50–150 events give the oracle's context and effects at every step`, { timeout: 60_000 }, () => {
+    let steps = 0;
+    let effects = 0;
+    const check = new Checks();
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 50, maxLength: 150 }), sessionInputArb, fc.boolean(), (plan, input, closedInput) => {
+        const gen = { ...FULL_GEN, closedInput };
+        let snapshot: SessionSnapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
+        let oracle: SessionContext = snapshot.context;
+        const trail: string[] = [];
+        let last: SessionEvent | null = null;
+        for (const [kind, pick] of plan) {
+          let event: SessionEvent;
+          if (kind <= 5) {
+            const offered = sessionEvents(snapshot, gen);
+            event = (offered[pick % offered.length] as (typeof offered)[number]).event;
+          } else if (kind === 6 && last !== null) {
+            event = last;
+          } else {
+            event = sessionNoise(snapshot, pick);
+          }
+          trail.push(event.type);
+          check.where = `session: ${trail.join(' → ')}`;
+          const next = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, snapshot, event);
+          const expected = planSessionEvent(oracle, event);
+          check.that(same(next.effects, expected.effects), `effects differ from the oracle's\n  machine: ${JSON.stringify(next.effects)}\n  oracle:  ${JSON.stringify(expected.effects)}`);
+          check.that(same(next.snapshot.context, expected.context), `context differs from the oracle's\n  machine: ${JSON.stringify(next.snapshot.context)}\n  oracle:  ${JSON.stringify(expected.context)}`);
+          // Input to a closed session can make it closed and closing at once, which the invariants rule out.
+          if (!closedInput) checkSessionState(next.snapshot, check);
+          snapshot = next.snapshot;
+          oracle = expected.context;
+          last = event;
+          steps++;
+          effects += next.effects.length;
+        }
+      }),
+      { numRuns: SESSION_RUNS },
+    );
+    console.log(`reducer equivalence (session): ${SESSION_RUNS} runs, ${steps} events, ${effects} effects, ${check.count} checks`);
+    expect(steps).toBeGreaterThanOrEqual(SESSION_RUNS * 50);
+  });
+
+  it(`writer machine: ${WRITER_RUNS} runs of 100–200 events give the oracle's context and effects at every step`, { timeout: 60_000 }, () => {
+    let steps = 0;
+    let effects = 0;
+    let writers = 0;
+    const check = new Checks();
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 100, maxLength: 200 }), fc.constantFrom(0, 1, 2, 3), fc.constantFrom(0, 1, 2), (plan, maxReentries, maxContinuations) => {
+        const input: WriterInput = { ...WRITER_INPUT, maxReentries, maxContinuations };
+        let snapshot: WriterSnapshot = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input).snapshot;
+        let oracle: OracleWriterContext = initialWriterContext(input);
+        let trail: string[] = [];
+        let last: WriterEvent | null = null;
+        let afterSettle = 0;
+        for (const [kind, pick] of plan) {
+          if (trail.length === 0) {
+            // A new writer run (the previous one settled and was fed a few late results).
+            const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input);
+            check.that(same(start.effects, [{ kind: 'prepare' }]), 'the start does not prepare once');
+            snapshot = start.snapshot;
+            oracle = initialWriterContext(input);
+            check.that(same(snapshot.context, oracle), 'the initial context differs from the oracle’s');
+            writers++;
+          }
+          // Kind 0–6: a result that fits the phase; 7: any result; 8: the last one again; 9: noise.
+          const event: WriterEvent =
+            kind <= 6
+              ? fittingWriterEvent(snapshot, pick)
+              : kind === 7
+                ? (WRITER_EVENTS[pick % WRITER_EVENTS.length] as (typeof WRITER_EVENTS)[number]).event
+                : kind === 8 && last !== null
+                  ? last
+                  : writerNoise(pick);
+          trail.push(event.type);
+          check.where = `writer(max ${maxReentries}/${maxContinuations}): ${trail.join(' → ')}`;
+          const next = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, snapshot, event);
+          const expected = planWriterEvent(oracle, event);
+          check.that(same(next.effects, expected.effects), `effects differ from the oracle's\n  machine: ${JSON.stringify(next.effects)}\n  oracle:  ${JSON.stringify(expected.effects)}`);
+          check.that(same(next.snapshot.context, expected.context), `context differs from the oracle's\n  machine: ${JSON.stringify(next.snapshot.context)}\n  oracle:  ${JSON.stringify(expected.context)}`);
+          checkWriterState(next.snapshot, check);
+          snapshot = next.snapshot;
+          oracle = expected.context;
+          last = event;
+          steps++;
+          effects += next.effects.length;
+          if (snapshot.status === 'done' && ++afterSettle > 2) {
+            trail = [];
+            afterSettle = 0;
+          }
+        }
+      }),
+      { numRuns: WRITER_RUNS },
+    );
+    console.log(`reducer equivalence (writer): ${WRITER_RUNS} runs, ${writers} writers, ${steps} events, ${effects} effects, ${check.count} checks`);
+    expect(steps).toBeGreaterThanOrEqual(WRITER_RUNS * 100);
+  });
+});
