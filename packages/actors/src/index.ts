@@ -41,6 +41,6 @@ export { REBUILD_STATUS } from './session-rebuild.ts';
 export { sessionMachine, type SessionMachine } from './session-machine.ts';
 export { ToolCallSchema, ToolResultSchema, WriterEventSchema, WriterInputSchema, type ToolCall, type ToolResult, type WriterEvent, type WriterInput } from './writer-events.ts';
 export { type Nudge, type WriterPerf, type WriterEffect } from './writer-effects.ts';
-export { initialWriterContext, planWriterEvent, type WriterContext, type WriterPhase, type WriterPlan } from './writer-plan.ts';
+export { initialWriterContext, type WriterContext, type WriterPhase } from './writer-context.ts';
 export { writerMachine, type WriterMachine } from './writer-machine.ts';
 export { foldStart, foldEvent, type FoldStep } from './fold.ts';

@@ -3,7 +3,7 @@ import { foldEvent, foldStart } from '../src/fold.ts';
 import type { WriterEffect } from '../src/writer-effects.ts';
 import type { WriterEvent } from '../src/writer-events.ts';
 import { writerMachine } from '../src/writer-machine.ts';
-import type { WriterContext } from '../src/writer-plan.ts';
+import type { WriterContext } from '../src/writer-context.ts';
 
 const input = { writerId: 'w1', sessionId: 's', mode: 'fork' as const, boundary: 'm9', maxReentries: 3, maxContinuations: 2 };
 const reply = (content: string | null, tools = 0): WriterEvent => ({

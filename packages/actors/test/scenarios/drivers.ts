@@ -12,7 +12,7 @@ import { sessionMachine } from '../../src/session-machine.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import { WriterEventSchema, type WriterEvent, type WriterInput } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
-import type { WriterContext } from '../../src/writer-plan.ts';
+import type { WriterContext } from '../../src/writer-context.ts';
 
 export const BASE_INPUT: SessionInput = {
   sessionId: 's1',
