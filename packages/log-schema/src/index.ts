@@ -28,6 +28,7 @@ export {
 } from './session-records.ts';
 export {
   WRITER_RECORDS,
+  writerRecordOf,
   type WriterRecordSchemas,
   type WriterRecord,
   type WriterRecordType,

@@ -1,4 +1,4 @@
-import { FailureSchema, MessageIndexEntrySchema, SessionEventSchema, type SessionEvent } from '@baton/actors';
+import { FailureSchema, MessageIndexEntrySchema, SessionEventSchema, type SessionEffect, type SessionEvent } from '@baton/actors';
 import { MessageSchema, OpenRequestSchema, WriterSlotSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
@@ -26,8 +26,13 @@ const RebuiltContextFields = {
   sections: z.array(z.object({ name: z.string(), tokens: z.number().int().nonnegative() })).optional(),
 };
 
+/** An effect as a decision records it (checked for its `kind`; replay compares the rest field by field). */
+const EffectSchema = z.custom<SessionEffect>((v) => typeof v === 'object' && v !== null && typeof (v as { kind?: unknown }).kind === 'string', {
+  message: 'expected an effect with a kind',
+});
+
 /** The session summary a decision records (fields added by later versions are optional when read back). */
-export const DecisionStateSchema = z.looseObject({
+export const DecisionStateSchema = z.object({
   value: z.unknown(),
   tokens: z.number(),
   usableWindow: z.number(),
@@ -81,7 +86,7 @@ export const SESSION_RECORDS = {
    * Derived: what the actor decided for the input at seq `for` (its state after the fold and the effects it asked
    * for). Replay recomputes decisions and compares them; they may be missing after a crash.
    */
-  decision: z.object({ for: z.number().int().positive(), state: DecisionStateSchema, effects: z.array(z.looseObject({ kind: z.string() })) }),
+  decision: z.object({ for: z.number().int().positive(), state: DecisionStateSchema, effects: z.array(EffectSchema) }),
 } as const;
 
 export type SessionRecordSchemas = typeof SESSION_RECORDS;

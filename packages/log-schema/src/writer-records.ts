@@ -49,3 +49,10 @@ export type WriterRecord = RecordOf<WriterRecordSchemas>;
 export type WriterRecordType = WriterRecord['type'];
 export type WriterAppend = AppendOf<WriterRecordSchemas>;
 export type StoredWriterRecord = StoredOf<WriterRecordSchemas>;
+
+/** The record that logs a writer event consumed in worker thread `thread`. */
+export function writerRecordOf(event: WriterEvent, thread: number): WriterRecord {
+  const { type, ...payload } = event;
+  // The payload of each writer event type is the event without its type, plus the thread (see `eventPayload`).
+  return { type, payload: { ...payload, thread } } as WriterRecord;
+}

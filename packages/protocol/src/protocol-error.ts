@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorReply } from './error-reply.ts';
+import { ERROR_CODES, type ErrorCode, type ErrorReply } from './error-reply.ts';
 
 /**
  * A failure that goes back to the caller as an error reply. Thrown by `decodeRequest` (`decode_error`) and
@@ -24,15 +24,16 @@ export class ProtocolError extends Error {
   }
 
   /**
-   * Turns anything thrown while serving a request into a `ProtocolError`: a `ProtocolError` as it is, an error
-   * carrying `code: 'too_large'` (a `TransportError` from `respond`) as `too_large`, anything else as `internal`
-   * with the error's message.
+   * Turns anything thrown while serving a request into a `ProtocolError`: a `ProtocolError` as it is; an error that
+   * carries one of the protocol's codes (`code: 'too_large'` from a `TransportError`, `not_found` from a component
+   * that knows the protocol) with that code and its `details`; anything else as `internal` with the error's message.
    */
   static from(err: unknown): ProtocolError {
     if (err instanceof ProtocolError) return err;
     if (err instanceof Error) {
-      const code = (err as { code?: unknown }).code === 'too_large' ? 'too_large' : 'internal';
-      return new ProtocolError(code, err.message, undefined, { cause: err });
+      const { code, details } = err as { code?: unknown; details?: unknown };
+      const known = typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code);
+      return new ProtocolError(known ? (code as ErrorCode) : 'internal', err.message, known ? details : undefined, { cause: err });
     }
     return new ProtocolError('internal', String(err));
   }

@@ -1,12 +1,14 @@
 /** The Baton daemon: event log adapters, actor hosts in worker threads, writer runs, recovery and replay. */
-export { BatonDaemon, type DaemonOptions, type DaemonLogger, type ModelEndpoint } from './daemon/daemon.ts';
-export { SessionService, sessionStream, stateOf } from './daemon/session-service.ts';
+export { BatonDaemon, errorReplyOf, type DaemonOptions, type DaemonLogger, type ModelEndpoint, type DrainReport } from './daemon/daemon.ts';
+export { SessionService, stateOf, type WaitOutcome } from './daemon/session-service.ts';
+export { resolveWaits, WaitsConfigSchema, DEFAULT_DAEMON_WAITS, type Waits, type WaitsConfig } from './daemon/waits.ts';
+export { systemClock, type Clock, type TimerHandle } from './time/clock.ts';
 export { Mailbox } from './daemon/mailbox.ts';
 export { HostPool } from './host/host-pool.ts';
 export { HostedSession, sessionEventOf, summarize, toProviderMessage } from './host/session-host.ts';
 export { indexMessages } from './host/message-index.ts';
-export type { SessionSetup, SessionSummary, HostOptions } from './host/worker-messages.ts';
-export { WriterRun, writerStream, type WriterRunSpec } from './writer/writer-run.ts';
+export type { SessionSummary, HostOptions } from './host/worker-messages.ts';
+export { WriterRun, type WriterRunSpec } from './writer/writer-run.ts';
 export { resolveToolMap, batonToolDefinitions, WRITER_TOOLS, type ToolMap } from './writer/tool-map.ts';
 export { classifyModelError } from './writer/classify-error.ts';
 export { composeWriterTask, renderTaskTree } from './writer/writer-prompt.ts';
@@ -18,4 +20,4 @@ export { refoldWriter, writerEventOf, type WriterRefold, type SettleEffect } fro
 export { ReplayError, type ReplayErrorCode } from './replay/replay-error.ts';
 export { firstDifference, plainEqual } from './replay/plain-diff.ts';
 export type { Divergence } from './replay/divergence.ts';
-export { EventLogCommitJournal, COMMITS_STREAM } from './memory/event-log-commit-journal.ts';
+export { EventLogCommitJournal } from './memory/event-log-commit-journal.ts';

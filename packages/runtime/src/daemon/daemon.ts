@@ -1,16 +1,51 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { TailPolicy } from '@baton/actors';
-import type { z } from 'zod';
+import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
 import type { EventLog } from '@baton/log-schema';
 import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
+import {
+  AppendReplySchema,
+  AppendRequestSchema,
+  CheckpointReplySchema,
+  CheckpointRequestSchema,
+  CloseReplySchema,
+  CloseRequestSchema,
+  OPEN_QUEUE_GROUP,
+  OpenReplySchema,
+  OpenRequestSchema,
+  ProtocolError,
+  RebuildReplySchema,
+  RebuildRequestSchema,
+  RuntimeDrainReplySchema,
+  RuntimeDrainRequestSchema,
+  RuntimeStatusReplySchema,
+  RuntimeStatusRequestSchema,
+  StatusReplySchema,
+  StatusRequestSchema,
+  TasksReplySchema,
+  TasksRequestSchema,
+  contentTypeHeaders,
+  decodeRequest,
+  encodeReply,
+  encodingFromHeaders,
+  parseRequest,
+  subjects,
+  type Encoding,
+  type ErrorReply,
+  type PublishedEventBody,
+  type RuntimeStatusReply,
+  type Subjects,
+} from '@baton/protocol';
+import type { z } from 'zod';
 import { HostPool } from '../host/host-pool.ts';
+import type { LogLevel } from '../host/worker-messages.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
-import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, parseRequest, ProtocolError, AppendRequestSchema, CheckpointRequestSchema, CloseRequestSchema, OpenRequestSchema, RebuildRequestSchema, RuntimeDrainRequestSchema, RuntimeStatusRequestSchema, StatusRequestSchema, TasksRequestSchema, OPEN_QUEUE_GROUP, subjects, type Subjects } from '@baton/protocol';
-import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
 import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
 import { SessionService } from './session-service.ts';
+import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
 
 export interface ModelEndpoint {
   readonly baseURL: string;
@@ -22,7 +57,7 @@ export interface ModelEndpoint {
 }
 
 export interface DaemonLogger {
-  (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
+  (level: LogLevel, msg: string, data?: Record<string, unknown>): void;
 }
 
 export interface DaemonOptions {
@@ -33,9 +68,12 @@ export interface DaemonOptions {
   readonly poolSize?: number;
   readonly model: ModelEndpoint;
   readonly prefix?: string;
-  readonly clock?: () => number;
+  /** Time and timers of the main thread (default: the system clock). */
+  readonly clock?: Clock;
   readonly newId?: () => string;
   readonly tail?: TailPolicy;
+  /** Every wait of the daemon (`WaitsConfigSchema`): close, rebuild, writer settlement, drain, shutdown. */
+  readonly waits?: WaitsConfig;
   /** Largest request accepted; default the transport's max payload. */
   readonly maxRequestBytes?: number;
   readonly checkpointDisabled?: boolean;
@@ -46,7 +84,13 @@ export interface DaemonOptions {
   readonly rebuildCaps?: unknown;
 }
 
-type Handler = (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<Record<string, unknown>>;
+/** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
+type ReplyBody<R extends z.ZodType> = Omit<z.input<R>, 'ok'>;
+
+/** The error reply for anything thrown while serving a request (its protocol code kept, else `internal`). */
+export function errorReplyOf(err: unknown): ErrorReply {
+  return ProtocolError.from(err).toReply();
+}
 
 /**
  * The Baton daemon: serves protocol v1 on a transport, hosts session and writer actors in a Piscina pool, and logs
@@ -55,12 +99,13 @@ type Handler = (value: unknown, sessionId: string | null, encoding: Encoding) =>
 export class BatonDaemon {
   readonly id: string;
   readonly subjects: Subjects;
+  readonly waits: Waits;
   readonly #o: DaemonOptions;
   readonly #pool: HostPool;
   readonly #sessions: SessionService;
   readonly #subs: TransportSubscription[] = [];
   readonly #startedAt: number;
-  readonly #clock: () => number;
+  readonly #clock: Clock;
   readonly #logger: DaemonLogger;
   readonly #ready: Promise<void>;
   #draining = false;
@@ -69,15 +114,16 @@ export class BatonDaemon {
 
   private constructor(options: DaemonOptions) {
     this.#o = options;
-    this.#clock = options.clock ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? (() => {});
     this.id = `baton-${randomUUID().slice(0, 8)}`;
     this.subjects = subjects(options.prefix);
-    this.#startedAt = this.#clock();
+    this.#startedAt = this.#clock.now();
     const memoryRoot = join(options.dataDir, 'memory');
     // Validated once here: a bad configuration fails start-up with the offending key named.
     const budgets = resolveBudgets(options.budgets ?? {});
     const rebuildCaps = resolveRebuildCaps(options.rebuildCaps ?? {});
+    this.waits = resolveWaits(options.waits ?? {});
     this.#ready = this.#recover(memoryRoot);
     this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
@@ -99,14 +145,14 @@ export class BatonDaemon {
         },
       },
       events: {
-        publish: (sessionId, event) => this.#publish(sessionId, null, event),
-        sessionInput: (sessionId, type, payload) => {
-          this.#sessions.input(sessionId, type, payload).catch((err: unknown) => this.#logger('error', 'session input failed', { sessionId, type, error: String(err) }));
+        publish: ({ sessionId, event }) => this.#sessions.publish(sessionId, event),
+        'session.input': ({ sessionId, record }) => {
+          this.#sessions.input(sessionId, record).catch((err: unknown) => this.#logger('error', 'session input failed', { sessionId, type: record.type, error: String(err) }));
         },
-        writerSettled: (msg) => {
-          this.#sessions.writerSettled(msg).catch((err: unknown) => this.#logger('error', 'writer settlement failed', { error: String(err), ...msg }));
+        'writer.settled': (note) => {
+          this.#sessions.writerSettled(note).catch((err: unknown) => this.#logger('error', 'writer settlement failed', { error: String(err), ...note }));
         },
-        log: (level, msg, data) => this.#logger(level, msg, data),
+        log: ({ level, msg, data }) => this.#logger(level, msg, data),
       },
     });
     this.#sessions = new SessionService({
@@ -115,24 +161,23 @@ export class BatonDaemon {
       memoryRoot,
       clock: this.#clock,
       newId: options.newId ?? (() => randomUUID()),
+      waits: this.waits,
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
     });
   }
 
-  /** Starts the pool and subscribes every protocol v1 subject served today. */
+  /** Starts the pool and subscribes every protocol v1 subject. */
   static start(options: DaemonOptions): BatonDaemon {
     const d = new BatonDaemon(options);
     d.#subscribe();
     return d;
   }
 
-  #encodings = new Map<string, Encoding>();
-
   /**
    * Start-up repair (SPEC §2.5): finishes memory commits a crash interrupted (roll forward from the history store)
-   * and drops staging trees of writers that died with the previous process. Requests wait for it.
+   * and drops staging trees of writers that died with the previous process.
    */
   async #recover(memoryRoot: string): Promise<void> {
     await clearStagingRoot(join(this.#o.dataDir, 'staging'));
@@ -144,32 +189,39 @@ export class BatonDaemon {
     if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
   }
 
-  /** Resolves once start-up repair is done and requests are served. */
+  /** Resolves once start-up repair is done. */
   ready(): Promise<void> {
     return this.#ready;
   }
 
-  #publish(sessionId: string, encoding: Encoding | null, event: Record<string, unknown>): void {
-    if (encoding !== null) this.#encodings.set(sessionId, encoding);
-    const enc = encoding ?? this.#encodings.get(sessionId) ?? 'msgpack';
-    const body = { ...event, session_id: sessionId, at: this.#clock() };
+  #publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void {
+    const body = { ...event, session_id: sessionId, at: this.#clock.now() };
     this.#logger('debug', 'event', body);
-    this.#o.transport.publish(this.subjects.events(sessionId), encodeReply(body, enc), contentTypeHeaders(enc));
+    this.#o.transport.publish(this.subjects.events(sessionId), encodeReply(body, encoding), contentTypeHeaders(encoding));
   }
 
-  #serve<S extends z.ZodType>(subject: string, schema: S, handler: (body: z.output<S>, sessionId: string | null, encoding: Encoding) => Promise<Record<string, unknown>>, queue: string | undefined, sessionIndex: number | null): void {
-    const run: Handler = (value, sid, enc) => handler(parseRequest(schema, value), sid, enc);
+  #serve<S extends z.ZodType, R extends z.ZodType>(
+    subject: string,
+    schema: S,
+    _reply: R,
+    handler: (body: z.output<S>, sessionId: string | null, encoding: Encoding) => Promise<ReplyBody<R>>,
+    options: { queue?: string; sessionIndex?: number } = {},
+  ): void {
     const sub = this.#o.transport.subscribe(
       subject,
       (msg) => {
-        void this.#handle(msg, run, sessionIndex);
+        void this.#handle(msg, (value, sid, enc) => handler(parseRequest(schema, value), sid, enc), options.sessionIndex ?? null);
       },
-      queue !== undefined ? { queue } : {},
+      options.queue !== undefined ? { queue: options.queue } : {},
     );
     this.#subs.push(sub);
   }
 
-  async #handle(msg: InboundMessage, handler: Handler, sessionIndex: number | null): Promise<void> {
+  async #handle(
+    msg: InboundMessage,
+    handler: (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<object>,
+    sessionIndex: number | null,
+  ): Promise<void> {
     // The headers alone fix the reply's encoding, so a request that fails to decode (or is too large) is still
     // answered in the encoding it asked for: a malformed JSON request gets a JSON error reply.
     const encoding: Encoding = encodingFromHeaders(msg.headers);
@@ -191,10 +243,10 @@ export class BatonDaemon {
       const body = await handler(decoded.value, sessionId, encoding);
       msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));
     } catch (err) {
-      const perr = ProtocolError.from(err);
-      if (perr.code === 'internal') this.#logger('error', 'request failed', { subject: msg.subject, error: perr.message });
+      const reply = errorReplyOf(err);
+      if (reply.error.code === 'internal') this.#logger('error', 'request failed', { subject: msg.subject, error: reply.error.message });
       try {
-        msg.respond(encodeReply(perr.toReply(), encoding), contentTypeHeaders(encoding));
+        msg.respond(encodeReply(reply, encoding), contentTypeHeaders(encoding));
       } catch (replyErr) {
         this.#logger('error', 'reply failed', { subject: msg.subject, error: String(replyErr) });
       }
@@ -204,35 +256,33 @@ export class BatonDaemon {
   #subscribe(): void {
     const s = this.subjects;
     // `<prefix>.v1.session.<sid>.<verb>`: the session id is the 4th token counted from the prefix.
-    const sidIndex = s.prefix.split('.').length + 2;
+    const sessionIndex = s.prefix.split('.').length + 2;
     const sid = (id: string | null): string => {
       if (id === null) throw new ProtocolError('internal', 'missing session id');
       return id;
     };
-    this.#serve(s.open, OpenRequestSchema, (body, _sid, enc) => this.#sessions.open(body, enc).then((r) => {
-      this.#encodings.set(String(r['session_id']), enc);
-      return r;
-    }), OPEN_QUEUE_GROUP, null);
     const session = (verb: string): string => `${s.prefix}.v1.session.*.${verb}`;
-    this.#serve(session('append'), AppendRequestSchema, (b, id) => this.#sessions.append(sid(id), b.messages), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(session('tasks'), TasksRequestSchema, (b, id) => this.#sessions.tasks(sid(id), b.tasks), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(session('checkpoint'), CheckpointRequestSchema, (_b, id) => this.#sessions.checkpoint(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(session('rebuild'), RebuildRequestSchema, (b, id) => this.#sessions.rebuild(sid(id), b.reason, b.wait_ms), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(session('status'), StatusRequestSchema, (_b, id) => this.#sessions.status(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(session('close'), CloseRequestSchema, (_b, id) => this.#sessions.close(sid(id)), OPEN_QUEUE_GROUP, sidIndex);
-    this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, async () => this.runtimeStatus(), undefined, null);
+    const perSession = { queue: OPEN_QUEUE_GROUP, sessionIndex };
+    this.#serve(s.open, OpenRequestSchema, OpenReplySchema, (body, _sid, enc) => this.#sessions.open(body, enc), { queue: OPEN_QUEUE_GROUP });
+    this.#serve(session('append'), AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(sid(id), b.messages), perSession);
+    this.#serve(session('tasks'), TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(sid(id), b.tasks), perSession);
+    this.#serve(session('checkpoint'), CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(sid(id)), perSession);
+    this.#serve(session('rebuild'), RebuildRequestSchema, RebuildReplySchema, (b, id) => this.#sessions.rebuild(sid(id), b.reason, b.wait_ms), perSession);
+    this.#serve(session('status'), StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(sid(id)), perSession);
+    this.#serve(session('close'), CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(sid(id)), perSession);
+    this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, async () => this.runtimeStatus());
     // Every daemon drains itself: no queue group.
-    this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, async (b) => {
-      const r = await this.drain(b.timeout_ms ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, RuntimeDrainReplySchema, async (b) => {
+      const r = await this.drain(b.timeout_ms ?? this.waits.drainMs);
       return { drained: r.drained, timed_out: r.timedOut, dropped: r.dropped };
-    }, undefined, null);
+    });
   }
 
-  runtimeStatus(): Record<string, unknown> {
+  runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
     const util = this.#pool.utilization;
     return {
       daemon_id: this.id,
-      uptime_ms: Math.max(0, this.#clock() - this.#startedAt),
+      uptime_ms: Math.max(0, this.#clock.now() - this.#startedAt),
       sessions: this.#sessions.loadedCount,
       writers: this.#sessions.writerCounts(),
       pool: { threads: this.#pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
@@ -242,10 +292,11 @@ export class BatonDaemon {
 
   /**
    * Stops accepting work (requests other than `runtime.status` / `runtime.drain` get `unavailable`), drops queued
-   * writer requests (logged as `drain.requested` in each session) and waits up to `timeoutMs` (default 120 s) for the
-   * running writers, which are not cancelled. Later calls return the first drain's report.
+   * writer requests (logged as `drain.requested` in each session) and waits up to `timeoutMs` (default: the
+   * configured drain wait, 120 s) for the running writers, which are not cancelled. Later calls return the first
+   * drain's report.
    */
-  drain(timeoutMs: number = DEFAULT_DRAIN_TIMEOUT_MS): Promise<DrainReport> {
+  drain(timeoutMs: number = this.waits.drainMs): Promise<DrainReport> {
     this.#draining = true;
     this.#drained ??= (async () => {
       const running = this.#sessions.runningWriters().length;
@@ -260,14 +311,17 @@ export class BatonDaemon {
 
   /**
    * Drains (waiting up to `drainTimeoutMs`, default 0), cancels the writers still running, waits for their
-   * settlements to be logged, unsubscribes and closes the pool. Safe to call twice.
+   * settlements to be logged (up to the configured `stopSettleMs`), unsubscribes and closes the pool. Safe to call
+   * twice.
    */
   async stop(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
     this.#stopped ??= (async () => {
       const report = await this.drain(options.drainTimeoutMs ?? 0);
-      for (const w of this.#sessions.runningWriters()) await this.#pool.cancelWriter(w.writerId, 'daemon stopping');
+      await Promise.all(
+        this.#sessions.runningWriters().map((w) => this.#pool.call(w.sessionId, 'writer.cancel', { writerId: w.writerId, reason: 'daemon stopping' }).catch(() => {})),
+      );
       // Cancelled writers settle promptly; their settlements are logged before the pool goes away.
-      await this.#sessions.waitWritersIdle(5_000);
+      await this.#sessions.waitWritersIdle(this.waits.stopSettleMs);
       for (const sub of this.#subs) sub.unsubscribe();
       this.#sessions.clearTimers();
       await this.#sessions.idle();
@@ -290,5 +344,3 @@ export interface DrainReport {
   readonly timedOut: number;
   readonly dropped: number;
 }
-
-export const DEFAULT_DRAIN_TIMEOUT_MS = 120_000;

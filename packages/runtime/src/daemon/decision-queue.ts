@@ -1,39 +1,40 @@
-import type { AppendInput } from '@baton/log-schema';
-
-/** How long an idle session's decisions wait for a next input before they are written on their own. */
-const DECISION_FLUSH_MS = 50;
+import type { SessionAppend } from '@baton/log-schema';
+import type { Clock, TimerHandle } from '../time/clock.ts';
 
 /**
  * Decision records are derived data (replay recomputes them), recorded so that `replay --verify` can detect
- * divergence. They are written with the session's next input, or after a short idle delay, so they never cost a
- * request a commit of its own.
+ * divergence. They are written with the session's next input, or after `flushMs` idle, so they never cost a request a
+ * commit of its own.
  */
 export class DecisionQueue {
-  readonly #pending = new Map<string, { records: AppendInput[]; timer: ReturnType<typeof setTimeout> }>();
-  readonly #write: (sessionId: string, records: AppendInput[]) => Promise<unknown>;
+  readonly #pending = new Map<string, { records: SessionAppend[]; timer: TimerHandle }>();
+  readonly #clock: Clock;
+  readonly #flushMs: number;
+  readonly #write: (sessionId: string, records: SessionAppend[]) => Promise<unknown>;
 
-  constructor(write: (sessionId: string, records: AppendInput[]) => Promise<unknown>) {
+  constructor(clock: Clock, flushMs: number, write: (sessionId: string, records: SessionAppend[]) => Promise<unknown>) {
+    this.#clock = clock;
+    this.#flushMs = flushMs;
     this.#write = write;
   }
 
   /** Queues a decision of `sessionId`, arming the idle flush. */
-  queue(sessionId: string, record: AppendInput): void {
+  queue(sessionId: string, record: SessionAppend): void {
     const pending = this.#pending.get(sessionId);
     if (pending !== undefined) {
       pending.records.push(record);
       return;
     }
-    const timer = setTimeout(() => void this.#flush(sessionId), DECISION_FLUSH_MS);
-    timer.unref();
+    const timer = this.#clock.setTimeout(() => void this.#flush(sessionId), this.#flushMs);
     this.#pending.set(sessionId, { records: [record], timer });
   }
 
   /** Takes the queued decisions of `sessionId` to write them with its next input. */
-  take(sessionId: string): AppendInput[] {
+  take(sessionId: string): SessionAppend[] {
     const pending = this.#pending.get(sessionId);
     if (pending === undefined) return [];
     this.#pending.delete(sessionId);
-    clearTimeout(pending.timer);
+    this.#clock.clearTimeout(pending.timer);
     return pending.records;
   }
 

@@ -1,6 +1,13 @@
+import type { Clock } from '../time/clock.ts';
+
 /** Notifies waiters after every fold, so they can re-check a condition on the sessions' state. */
 export class FoldSignal {
   readonly #listeners = new Set<() => void>();
+  readonly #clock: Clock;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
 
   notify(): void {
     for (const listener of [...this.#listeners]) listener();
@@ -8,14 +15,14 @@ export class FoldSignal {
 
   /**
    * Resolves with the first non-null result of `check` (tried now and after every fold), or with `onTimeout` after
-   * `timeoutMs`.
+   * `timeoutMs` on the clock.
    */
   waitFor<T>(check: () => T | null, timeoutMs: number, onTimeout: T): Promise<T> {
     const now = check();
     if (now !== null) return Promise.resolve(now);
     return new Promise<T>((resolve) => {
       const done = (value: T): void => {
-        clearTimeout(timer);
+        this.#clock.clearTimeout(timer);
         this.#listeners.delete(listener);
         resolve(value);
       };
@@ -23,7 +30,7 @@ export class FoldSignal {
         const value = check();
         if (value !== null) done(value);
       };
-      const timer = setTimeout(() => done(onTimeout), timeoutMs);
+      const timer = this.#clock.setTimeout(() => done(onTimeout), timeoutMs);
       this.#listeners.add(listener);
     });
   }

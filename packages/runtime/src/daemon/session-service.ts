@@ -1,38 +1,65 @@
-import { DEFAULT_WAITS, type WriterOutcome } from '@baton/protocol';
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { isMainEffect, type Failure, type SessionMainEffect, type TailPolicy } from '@baton/actors';
 import {
-  type Failure,
-  type SessionEffect,
-  type TailPolicy,
-  type WriterPerf,
-} from '@baton/actors';
+  commitLog,
+  sessionLog,
+  sessionStream,
+  type EventLog,
+  type SessionAppend,
+  type SessionInputRecord,
+  type SessionRecordSchemas,
+  type StoredSessionRecord,
+  type StreamLog,
+} from '@baton/log-schema';
 import { memoryPaths } from '@baton/memory-store';
-import type { AppendInput, EventLog, StoredRecord } from '@baton/log-schema';
+import {
+  ProtocolError,
+  type AppendReply,
+  type CheckpointReply,
+  type Encoding,
+  type LastOutcome,
+  type MemoryPaths,
+  type Message,
+  type OpenReply,
+  type OpenRequest,
+  type PublishedEventBody,
+  type RebuildReason,
+  type RebuildReply,
+  type SessionState,
+  type StatusReply,
+  type TaskItem,
+  type TasksReply,
+  type WriterOutcome,
+} from '@baton/protocol';
+import { assertNever } from '../assert-never.ts';
 import type { HostPool } from '../host/host-pool.ts';
-import type { FoldReply, SessionSetup, SessionSummary } from '../host/worker-messages.ts';
-import { type Encoding, type Message, ProtocolError, type OpenRequest } from '@baton/protocol';
-import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
+import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
+import type { Clock } from '../time/clock.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
-import { memoryFileInfo } from './memory-file-info.ts';
 import { Mailbox } from './mailbox.ts';
+import { memoryFileInfo } from './memory-file-info.ts';
 import { sessionSetupFor } from './session-setup.ts';
+import type { Waits } from './waits.ts';
 
 /** What `waitForWriterSettlement` reports. */
 export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure };
 
-export function sessionStream(sessionId: string): string {
-  return `session/${sessionId}`;
-}
+/** A reply body: the reply schema's type without `ok`, which the daemon adds. */
+type Body<T> = Omit<T, 'ok'>;
 
+/** What the main thread keeps of a loaded session: how to answer it. Its state lives in its actor, in a worker. */
 interface LoadedSession {
   readonly sessionId: string;
   readonly projectId: string;
+  /** The encoding the session was opened with: its events are published in it. */
   readonly encoding: Encoding;
-  readonly seenIds: Set<string>;
+  readonly thresholds: readonly number[];
+  /** The actor's summary after its latest fold (as the worker reported it). */
   summary: SessionSummary;
-  lastOutcome: Record<string, unknown> | null;
+  /** Requests waiting for a `reply` / `rebuild.reply` effect. */
   readonly replies: Map<string, (body: Record<string, unknown>) => void>;
 }
 
@@ -40,32 +67,43 @@ export interface SessionServiceOptions {
   readonly log: EventLog;
   readonly pool: HostPool;
   readonly memoryRoot: string;
-  readonly clock: () => number;
+  readonly clock: Clock;
   readonly newId: () => string;
+  readonly waits: Waits;
   readonly tail?: TailPolicy;
   /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
   readonly checkpointDisabled?: boolean;
-  publish(sessionId: string, encoding: Encoding, event: Record<string, unknown>): void;
+  /** Publishes a session event on the transport (the daemon stamps `session_id` and `at`). */
+  publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
+}
+
+/** The lookup key that deduplicates a message id in its session stream (long ids are hashed to fit a log key). */
+function messageKey(id: string): string {
+  return id.length <= 200 ? `m:${id}` : `m#${createHash('sha256').update(id).digest('hex')}`;
 }
 
 /**
  * The sessions of one daemon on the main thread: logs every input before handing it to the session's actor in its
- * worker, executes the resulting effects, and answers protocol requests. Transport-independent.
+ * worker, runs the effects that belong on the main thread (publish, reply, timers), and answers protocol requests.
+ * Transport-independent.
  */
 export class SessionService {
   readonly #o: SessionServiceOptions;
+  readonly #log: StreamLog<SessionRecordSchemas>;
   readonly #sessions = new Map<string, LoadedSession>();
   readonly #mailbox = new Mailbox();
-  readonly #folded = new FoldSignal();
+  readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
-    this.#timers = new EffectTimers((sessionId, timerId) => {
-      this.input(sessionId, 'timer.fired', { timerId }).catch(() => {});
+    this.#log = sessionLog(options.log);
+    this.#folded = new FoldSignal(options.clock);
+    this.#timers = new EffectTimers(options.clock, (sessionId, timerId) => {
+      this.input(sessionId, { type: 'timer.fired', payload: { timerId } }).catch(() => {});
     });
-    this.#decisions = new DecisionQueue((sessionId, records) => options.log.append(sessionStream(sessionId), records));
+    this.#decisions = new DecisionQueue(options.clock, options.waits.decisionFlushMs, (sessionId, records) => this.#log.append(sessionId, records));
   }
 
   get loadedCount(): number {
@@ -82,53 +120,39 @@ export class SessionService {
     return { running, queued };
   }
 
-  #paths(projectId: string, sessionId: string) {
+  #paths(projectId: string, sessionId: string): MemoryPaths {
     const p = memoryPaths(this.#o.memoryRoot, { projectId, sessionId });
     return { root: p.root, checkpoint: p.checkpoint, memory: p.memory, notes: p.notes, tasks_dir: p.tasksDir };
   }
 
-  async #append(sessionId: string, type: string, payload: unknown, msgId?: string): Promise<StoredRecord> {
-    const input: AppendInput = { type, at: this.#o.clock(), payload, ...(msgId !== undefined ? { msgId } : {}) };
+  /** Appends one input (with the session's queued decisions in the same transaction); resolves when durable. */
+  async #append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
+    const record: SessionAppend = { ...input, at: this.#o.clock.now() };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
     const decisions = this.#decisions.take(sessionId);
-    const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, input]);
+    const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, { ...record, ...(keys !== undefined ? { keys } : {}) }]);
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
-    return { ...input, v: 1, stream: sessionStream(sessionId), seq: res.seq };
+    return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq } as StoredSessionRecord;
   }
 
-  /** Folds a durable record in the session's actor and runs its effects. */
-  async #fold(session: LoadedSession, record: StoredRecord): Promise<FoldReply> {
-    const reply = await this.#o.pool.call<FoldReply>(session.sessionId, { kind: 'session.event', sessionId: session.sessionId, record });
+  /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */
+  async #fold(session: LoadedSession, record: StoredSessionRecord): Promise<FoldReply> {
+    const reply = await this.#o.pool.call(session.sessionId, 'session.fold', { sessionId: session.sessionId, record });
     session.summary = reply.summary;
-    for (const effect of reply.effects) this.#runEffect(session, effect);
+    for (const effect of reply.effects) if (isMainEffect(effect)) this.#runEffect(session, effect, reply);
     this.#folded.notify();
-    this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock(), payload: { for: record.seq, state: reply.summary, effects: reply.effects } });
+    this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock.now(), payload: { for: record.seq, state: reply.summary, effects: [...reply.effects] } });
     return reply;
   }
 
-  #runEffect(session: LoadedSession, effect: SessionEffect): void {
+  #runEffect(session: LoadedSession, effect: SessionMainEffect, fold: FoldReply): void {
     switch (effect.kind) {
       case 'publish':
-        if (effect.event.type === 'writer.settled') {
-          session.lastOutcome = {
-            writer_id: effect.event.writer_id,
-            outcome: effect.event.outcome,
-            ...(effect.event.failure !== undefined ? { failure: { kind: effect.event.failure.kind, retryable: effect.event.failure.retryable } } : {}),
-            watermark: effect.event.watermark,
-            at: this.#o.clock(),
-          };
-        }
-        this.#o.publish(session.sessionId, session.encoding, { ...effect.event });
+        this.#o.publish(session.sessionId, session.encoding, effect.event);
         return;
       case 'reply':
-        session.replies.get(effect.requestId)?.(effect.body);
-        session.replies.delete(effect.requestId);
-        return;
-      case 'writer.start':
-      case 'rebuild.render':
-      case 'rebuild.compact':
-        // Run by the actor host that folded the event; its result comes back as a logged input.
+        this.#answer(session, effect.requestId, effect.body);
         return;
       case 'timer.start':
         this.#timers.start(session.sessionId, effect.timerId, effect.ms);
@@ -137,177 +161,200 @@ export class SessionService {
         this.#timers.cancel(effect.timerId);
         return;
       case 'rebuild.reply': {
-        const resolve = session.replies.get(effect.requestId);
-        session.replies.delete(effect.requestId);
-        if (resolve === undefined) return;
-        const body = { outcome: effect.outcome, covered_up_to: effect.coveredUpTo, status_text: effect.statusText };
-        if (!effect.withContext) {
-          resolve({ ...body, context: [] });
-          return;
-        }
-        this.#o.pool
-          .call<Message[]>(session.sessionId, { kind: 'session.context', sessionId: session.sessionId })
-          .then((context) => resolve({ ...body, context }), () => resolve({ ...body, context: [] }));
+        const body: Body<RebuildReply> = {
+          outcome: effect.outcome,
+          covered_up_to: effect.coveredUpTo,
+          status_text: effect.statusText,
+          context: effect.withContext ? [...(fold.context ?? [])] : [],
+        };
+        this.#answer(session, effect.requestId, body);
         return;
       }
+      default:
+        assertNever(effect, 'session effect');
     }
+  }
+
+  #answer(session: LoadedSession, requestId: string, body: Record<string, unknown>): void {
+    const resolve = session.replies.get(requestId);
+    session.replies.delete(requestId);
+    resolve?.(body);
   }
 
   /** Loads a session from its log into a worker (after a restart or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) return existing;
-    const records = [...this.#o.log.read(sessionStream(sessionId))];
+    const records = [...this.#log.read(sessionId)];
     const opened = records[0];
-    if (opened === undefined || opened.type !== 'session.opened') throw new ProtocolError('not_found', `unknown session ${sessionId}`);
-    const payload = opened.payload as { setup: SessionSetup; encoding: Encoding };
+    if (opened?.type !== 'session.opened') throw new ProtocolError('not_found', `unknown session ${sessionId}`);
+    const { setup, encoding } = opened.payload;
+    const reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup, records: records.slice(1) });
     const session: LoadedSession = {
       sessionId,
-      projectId: payload.setup.projectId,
-      encoding: payload.encoding,
-      seenIds: new Set(),
-      summary: undefined as unknown as SessionSummary,
-      lastOutcome: null,
+      projectId: setup.projectId,
+      encoding,
+      thresholds: setup.input.thresholds,
+      summary: reply.summary,
       replies: new Map(),
     };
-    for (const r of records) {
-      if (r.type === 'messages.appended') for (const m of (r.payload as { messages: Message[] }).messages) session.seenIds.add(m.id);
-    }
-    const reply = await this.#o.pool.call<FoldReply>(sessionId, { kind: 'session.load', sessionId, setup: payload.setup, records: records.slice(1) });
-    session.summary = reply.summary;
     this.#sessions.set(sessionId, session);
     if (reply.summary.rebuildRequestId !== null) {
       // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
-      const record = await this.#append(sessionId, 'rebuild.abandoned', { requestId: reply.summary.rebuildRequestId, reason: 'daemon restarted' });
-      await this.#fold(session, record);
+      const requestId = reply.summary.rebuildRequestId;
+      await this.#fold(session, await this.#append(sessionId, { type: 'rebuild.abandoned', payload: { requestId, reason: 'daemon restarted' } }));
     }
     if (session.summary.writerId !== null) {
       // The writer that held the slot died with the previous process: settle it so the session can write again.
-      const record = await this.#append(sessionId, 'writer.settled', {
-        writerId: session.summary.writerId,
-        outcome: 'cancelled',
-        failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
-        reason: 'daemon restarted',
+      const record = await this.#append(sessionId, {
+        type: 'writer.settled',
+        payload: {
+          writerId: session.summary.writerId,
+          outcome: 'cancelled',
+          failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
+          reason: 'daemon restarted',
+        },
       });
       await this.#fold(session, record);
     }
     return session;
   }
 
-  async open(req: OpenRequest, encoding: Encoding): Promise<Record<string, unknown>> {
+  async open(req: OpenRequest, encoding: Encoding): Promise<Body<OpenReply>> {
     const requested = req.session_id;
     const sessionId = requested ?? this.#o.newId();
     return await this.#mailbox.run(sessionId, async () => {
-      if (requested !== undefined && this.#o.log.lastSeq(sessionStream(sessionId)) > 0) {
+      if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
         const session = await this.#load(sessionId);
         if (session.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is closing; open it again once it is closed`);
         if (session.projectId !== req.project_id) {
           throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
         }
-        await this.#fold(session, await this.#append(sessionId, 'session.resumed', {}));
-        return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...(await this.#setupOf(sessionId)).input.thresholds], usable_window: session.summary.usableWindow };
+        await this.#fold(session, await this.#append(sessionId, { type: 'session.resumed', payload: {} }));
+        return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
-      const setup = sessionSetupFor(req, sessionId, { ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}), ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}) });
-      await this.#append(sessionId, 'session.opened', { setup, encoding, request: req }, 'session.opened');
+      const setup = sessionSetupFor(req, sessionId, {
+        ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
+        ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
+      });
+      await this.#log.append(sessionId, [{ type: 'session.opened', at: this.#o.clock.now(), payload: { setup, encoding, request: req }, msgId: 'session.opened' }]);
       await this.#load(sessionId);
       return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
     });
-  }
-
-  async #setupOf(sessionId: string): Promise<SessionSetup> {
-    const [first] = [...this.#o.log.read(sessionStream(sessionId), { limit: 1 })];
-    return (first?.payload as { setup: SessionSetup }).setup;
   }
 
   #requireOpen(session: LoadedSession): void {
     if (session.summary.closed) throw new ProtocolError('conflict', `session ${session.sessionId} is closed; open it again to resume`);
   }
 
-  async append(sessionId: string, messages: readonly Message[]): Promise<Record<string, unknown>> {
+  async append(sessionId: string, messages: readonly Message[]): Promise<Body<AppendReply>> {
     return await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
+      const stream = sessionStream(sessionId);
       const accepted: Message[] = [];
-      const batch = new Set<string>();
+      const keys = new Set<string>();
       for (const m of messages) {
-        if (session.seenIds.has(m.id) || batch.has(m.id)) continue;
-        batch.add(m.id);
+        const key = messageKey(m.id);
+        // Re-sent ids are accepted once: against the log (durable, not held in memory) and within this batch.
+        if (keys.has(key) || this.#o.log.hasKey(stream, key)) continue;
+        keys.add(key);
         accepted.push(m);
       }
       if (accepted.length > 0) {
-        const record = await this.#append(sessionId, 'messages.appended', { messages: accepted });
-        for (const id of batch) session.seenIds.add(id);
+        const record = await this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, [...keys]);
         await this.#fold(session, record);
       }
       return { accepted: accepted.length, duplicates: messages.length - accepted.length, state: stateOf(session.summary) };
     });
   }
 
-  async tasks(sessionId: string, tasks: readonly unknown[]): Promise<Record<string, unknown>> {
+  async tasks(sessionId: string, tasks: readonly TaskItem[]): Promise<Body<TasksReply>> {
     return await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
-      await this.#fold(session, await this.#append(sessionId, 'tasks.replaced', { tasks }));
+      await this.#fold(session, await this.#append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
       return { count: tasks.length };
     });
   }
 
-  /** Runs a request whose answer is a `reply` effect, possibly of a later event (close waits for the writer). */
-  async #requestWithReply(sessionId: string, type: string, extra: Record<string, unknown>, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
+  /**
+   * Runs a request whose answer is a `reply` effect, possibly of a later event (close waits for the writer). The
+   * mailbox is released once the request is folded: the answer may need later inputs.
+   */
+  async #requestWithReply(sessionId: string, input: (requestId: string) => SessionInputRecord, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
     const answer = await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       check?.(session);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
-      await this.#fold(session, await this.#append(sessionId, type, { requestId, ...extra }));
-      // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
+      await this.#fold(session, await this.#append(sessionId, input(requestId)));
+      // Wrapped: returning the promise itself would make the mailbox wait for the answer.
       return { replied };
     });
     return await answer.replied;
   }
 
-  checkpoint(sessionId: string): Promise<Record<string, unknown>> {
-    return this.#requestWithReply(sessionId, 'checkpoint.requested', {});
+  async checkpoint(sessionId: string): Promise<Body<CheckpointReply>> {
+    return (await this.#requestWithReply(sessionId, (requestId) => ({ type: 'checkpoint.requested', payload: { requestId } }))) as Body<CheckpointReply>;
   }
 
-  async close(sessionId: string): Promise<Record<string, unknown>> {
-    await this.#requestWithReply(sessionId, 'close.requested', { waitMs: DEFAULT_WAITS.closeMs }, (s) => {
-      if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
-    });
+  async close(sessionId: string): Promise<Record<string, never>> {
+    await this.#requestWithReply(
+      sessionId,
+      (requestId) => ({ type: 'close.requested', payload: { requestId, waitMs: this.#o.waits.closeMs } }),
+      (s) => {
+        if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
+      },
+    );
     return {};
   }
 
-  async status(sessionId: string): Promise<Record<string, unknown>> {
+  async status(sessionId: string): Promise<Body<StatusReply>> {
     const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
-    const info = await this.#o.pool.call<{ writer: Record<string, unknown> | null }>(sessionId, { kind: 'session.status', sessionId });
+    const info = await this.#o.pool.call(sessionId, 'session.status', { sessionId });
     const paths = this.#paths(session.projectId, sessionId);
-    const journal = new EventLogCommitJournal(this.#o.log);
-    const file = (path: string) => memoryFileInfo(paths.root, path, journal);
+    const file = (path: string) => memoryFileInfo(paths.root, path, commitLog(this.#o.log));
+    const last = session.summary.lastOutcome;
+    const lastOutcome: LastOutcome | null =
+      last === null
+        ? null
+        : {
+            writer_id: last.writerId,
+            outcome: last.outcome,
+            ...(last.failure !== null ? { failure: { kind: last.failure.kind, retryable: last.failure.retryable } } : {}),
+            watermark: session.summary.watermark,
+            at: info.lastSettledAt ?? 0,
+          };
     return {
       state: stateOf(session.summary),
       files: { checkpoint: await file(paths.checkpoint), memory: await file(paths.memory), notes: await file(paths.notes) },
       writer: info.writer,
-      last_outcome: session.lastOutcome,
+      last_outcome: lastOutcome,
     };
   }
 
-  /**
-   * A result computed outside the session's mailbox (a timer, a rebuild render or compaction in the worker) enters the
-   * session as a logged input.
-   */
-  input(sessionId: string, type: string, payload: Record<string, unknown>): Promise<void> {
+  /** A result computed outside the session's mailbox (a timer, a rebuild render or compaction) enters it as an input. */
+  input(sessionId: string, input: SessionInputRecord): Promise<void> {
     return this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
-      await this.#fold(session, await this.#append(sessionId, type, payload));
+      await this.#fold(session, await this.#append(sessionId, input));
     });
+  }
+
+  /** An event a worker publishes for a session (a writer's re-entry), in the session's encoding. */
+  publish(sessionId: string, event: PublishedEventBody): void {
+    const session = this.#sessions.get(sessionId);
+    if (session !== undefined) this.#o.publish(sessionId, session.encoding, event);
   }
 
   /**
    * Rebuild (SPEC §2.6): the answer may come much later (after a writer, a render or a compaction), so the mailbox is
    * released while it is prepared. One rebuild at a time per session.
    */
-  async rebuild(sessionId: string, reason: 'overflow' | 'manual', waitMs: number | undefined): Promise<Record<string, unknown>> {
+  async rebuild(sessionId: string, reason: RebuildReason, waitMs: number | undefined): Promise<Body<RebuildReply>> {
+    const waits = this.#o.waits;
     const answer = await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
@@ -316,12 +363,12 @@ export class SessionService {
       const checkpointExists = await stat(paths.checkpoint).then((s) => s.isFile(), () => false);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
-      const wait = waitMs ?? (reason === 'manual' ? DEFAULT_WAITS.rebuildManualMs : DEFAULT_WAITS.rebuildOverflowMs);
-      await this.#fold(session, await this.#append(sessionId, 'rebuild.requested', { requestId, reason, waitMs: wait, inFlightWaitMs: DEFAULT_WAITS.rebuildInFlightMs, checkpointExists }));
-      // Wrapped: returning the promise itself would make the mailbox wait for the answer, which may need later inputs.
+      const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
+      const input: SessionInputRecord = { type: 'rebuild.requested', payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists } };
+      await this.#fold(session, await this.#append(sessionId, input));
       return { replied };
     });
-    return await answer.replied;
+    return (await answer.replied) as Body<RebuildReply>;
   }
 
   /** Cancels every pending timer (on shutdown). */
@@ -329,42 +376,47 @@ export class SessionService {
     this.#timers.clear();
   }
 
-  /** A writer finished in a worker: its settlement enters the session like any other input. */
-  writerSettled(msg: { sessionId: string; writerId: string; outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): Promise<void> {
-    return this.#mailbox.run(msg.sessionId, async () => {
-      const session = await this.#load(msg.sessionId);
-      const rate = msg.perf.promptTokens > 0 ? msg.perf.cachedTokens / msg.perf.promptTokens : 0;
-      this.#o.publish(msg.sessionId, session.encoding, {
+  /** A writer finished in a worker: its cache figures are published and its settlement enters the session as an input. */
+  writerSettled(note: WriterSettledNote): Promise<void> {
+    return this.#mailbox.run(note.sessionId, async () => {
+      const session = await this.#load(note.sessionId);
+      const { perf } = note;
+      this.#o.publish(note.sessionId, session.encoding, {
         type: 'writer.cache_perf',
-        writer_id: msg.writerId,
-        status: msg.outcome === 'success' ? 'completed' : 'failed',
-        total_input_tokens: msg.perf.promptTokens,
-        cache_read_tokens: msg.perf.cachedTokens,
-        cache_write_tokens: Math.max(0, msg.perf.promptTokens - msg.perf.cachedTokens),
-        cache_hit_rate: rate,
-        num_llm_calls: msg.perf.calls,
+        writer_id: note.writerId,
+        status: note.outcome === 'success' ? 'completed' : 'failed',
+        total_input_tokens: perf.promptTokens,
+        cache_read_tokens: perf.cachedTokens,
+        cache_write_tokens: Math.max(0, perf.promptTokens - perf.cachedTokens),
+        cache_hit_rate: perf.promptTokens > 0 ? perf.cachedTokens / perf.promptTokens : 0,
+        num_llm_calls: perf.calls,
       });
-      const record = await this.#append(msg.sessionId, 'writer.settled', {
-        writerId: msg.writerId,
-        outcome: msg.outcome,
-        ...(msg.failure !== null ? { failure: msg.failure } : {}),
-        ...(msg.reason !== null ? { reason: msg.reason } : {}),
+      const record = await this.#append(note.sessionId, {
+        type: 'writer.settled',
+        payload: {
+          writerId: note.writerId,
+          outcome: note.outcome,
+          ...(note.failure !== null ? { failure: note.failure } : {}),
+          ...(note.reason !== null ? { reason: note.reason } : {}),
+        },
       });
       await this.#fold(session, record);
     });
   }
 
   /**
-   * Waits for the writer running in `sessionId` at call time to settle (reference §2.5: a later pending writer is not
-   * awaited). `timeout` after `timeoutMs` (default 5 min) leaves the writer running; `no-writer` when none runs.
+   * Waits for the writer running in `sessionId` at call time to settle (a later pending writer is not awaited).
+   * `timeout` after `timeoutMs` (default: the configured writer settlement wait, 5 min) leaves the writer running;
+   * `no-writer` when none runs.
    */
-  async waitForWriterSettlement(sessionId: string, timeoutMs = 300_000): Promise<WaitOutcome> {
+  async waitForWriterSettlement(sessionId: string, timeoutMs = this.#o.waits.writerSettlementMs): Promise<WaitOutcome> {
     const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
     const settled = (): WaitOutcome | null => {
-      const last = session.lastOutcome as { writer_id: string; outcome: WriterOutcome; failure?: Failure } | null;
-      return last !== null && last.writer_id === writerId ? { outcome: last.outcome, ...(last.failure !== undefined ? { failure: last.failure } : {}) } : null;
+      const last = session.summary.lastOutcome;
+      if (last === null || last.writerId !== writerId) return null;
+      return { outcome: last.outcome, ...(last.failure !== null ? { failure: last.failure } : {}) };
     };
     return await this.#folded.waitFor<WaitOutcome>(settled, timeoutMs, { outcome: 'timeout' });
   }
@@ -396,7 +448,7 @@ export class SessionService {
       [...this.#sessions.values()].map((session) =>
         this.#mailbox.run(session.sessionId, async () => {
           if (session.summary.writer === 'running+pending') dropped++;
-          await this.#fold(session, await this.#append(session.sessionId, 'drain.requested', {}));
+          await this.#fold(session, await this.#append(session.sessionId, { type: 'drain.requested', payload: {} }));
         }),
       ),
     );
@@ -409,7 +461,7 @@ export class SessionService {
   }
 }
 
-export function stateOf(s: SessionSummary): Record<string, unknown> {
+export function stateOf(s: SessionSummary): SessionState {
   return {
     tokens: s.tokens,
     usable_window: s.usableWindow,

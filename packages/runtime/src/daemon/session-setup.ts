@@ -8,7 +8,7 @@ import {
   type TailPolicy,
 } from '@baton/actors';
 import { MEMORY_ID_PATTERN } from '@baton/memory-store';
-import type { SessionSetup } from '../host/worker-messages.ts';
+import type { SessionSetup } from '@baton/log-schema';
 import { ProtocolError, type OpenRequest } from '@baton/protocol';
 import { resolveToolMap } from '../writer/tool-map.ts';
 
@@ -36,7 +36,7 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     if (err instanceof ThresholdError) throw new ProtocolError('bad_request', `invalid request: ${err.message}`, [{ path: 'checkpoint.thresholds', message: err.message }]);
     throw err;
   }
-  const tools = resolveToolMap((req.writer_tools as SessionSetup["writerTools"] | undefined) ?? null, req.tools ?? null);
+  const tools = resolveToolMap(req.writer_tools ?? null, req.tools ?? null);
   const forkWanted = req.checkpoint?.fork !== false;
   const input: SessionInput = {
     sessionId,
@@ -56,7 +56,7 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     model: req.model.id,
     system: req.system ?? null,
     tools: req.tools ?? null,
-    writerTools: (req.writer_tools as SessionSetup['writerTools'] | undefined) ?? null,
+    writerTools: req.writer_tools ?? null,
   };
 }
 

@@ -1,38 +1,43 @@
-import { type MessagePort, threadId } from 'node:worker_threads';
 import { join } from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
+import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
 import { HistoryStore } from '@baton/memory-store';
+import { ProtocolError } from '@baton/protocol';
 import OpenAI from 'openai';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
-import type { AppendInput, AppendResult } from '@baton/log-schema';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
+import type { Clock } from '../time/clock.ts';
 import { WriterRun } from '../writer/writer-run.ts';
+import { assertNever } from '../assert-never.ts';
+import { PortRpc } from './port-rpc.ts';
 import { HostedSession, summarize } from './session-host.ts';
-import type { HostOptions, MainToWorker, WorkerError, WorkerToMain } from './worker-messages.ts';
+import type { FoldReply, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
 
 /**
- * The actor host inside one worker thread: owns the session actors assigned to it and their writer actors.
- * Every event reaches it only after the main thread made it durable; writer events go back to the main thread
- * to be logged before they are folded.
+ * The actor host inside one worker thread: owns the session actors assigned to it and their writer actors, and runs
+ * the session effects that belong in a worker (`SessionWorkerEffect`). Every event reaches it only after the main
+ * thread made it durable; writer events go back to the main thread to be logged before they are folded.
  */
 export class ActorHost {
-  readonly #port: MessagePort;
   readonly #options: HostOptions;
+  readonly #clock: Clock;
+  readonly #threadId: number;
   readonly #sessions = new Map<string, HostedSession>();
   readonly #writers = new Map<string, WriterRun>();
-  readonly #pendingLogs = new Map<number, { resolve: (r: readonly AppendResult[]) => void; reject: (e: Error) => void }>();
+  readonly #rpc: PortRpc<WorkerSide, MainSide>;
   readonly #openai: OpenAI;
   readonly #history: HistoryStore;
   readonly #journal: WorkerCommitJournal;
-  #nextId = 1;
   #stopped: () => void = () => {};
   readonly stopped = new Promise<void>((resolve) => {
     this.#stopped = resolve;
   });
 
-  constructor(port: MessagePort, options: HostOptions) {
-    this.#port = port;
+  constructor(port: MessagePort, options: HostOptions, env: { clock: Clock; threadId: number }) {
     this.#options = options;
+    this.#clock = env.clock;
+    this.#threadId = env.threadId;
     this.#openai = new OpenAI({
       baseURL: options.model.baseURL,
       apiKey: options.model.apiKey,
@@ -40,111 +45,114 @@ export class ActorHost {
       maxRetries: options.model.maxRetries,
     });
     this.#history = new HistoryStore(options.historyDir);
-    this.#journal = new WorkerCommitJournal((stream, records) => this.#appendLog(stream, records));
-    port.on('message', (msg: MainToWorker) => {
-      void this.#handle(msg);
-    });
-  }
-
-  #send(msg: WorkerToMain): void {
-    this.#port.postMessage(msg);
-  }
-
-  #reply(id: number, result: unknown): void {
-    this.#send({ kind: 'reply', id, result });
-  }
-
-  #fail(id: number, err: unknown): void {
-    const error: WorkerError = { code: (err as { code?: string }).code ?? 'internal', message: err instanceof Error ? err.message : String(err) };
-    this.#send({ kind: 'reply', id, error });
-  }
-
-  #appendLog(stream: string, records: readonly AppendInput[]): Promise<readonly AppendResult[]> {
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pendingLogs.set(id, { resolve, reject });
-      this.#send({ kind: 'log.append', id, stream, records });
-    });
-  }
-
-  async #handle(msg: MainToWorker): Promise<void> {
-    try {
-      switch (msg.kind) {
-        case 'log.appended': {
-          const p = this.#pendingLogs.get(msg.id);
-          this.#pendingLogs.delete(msg.id);
-          if (msg.error !== undefined) p?.reject(Object.assign(new Error(msg.error.message), { code: msg.error.code }));
-          else p?.resolve(msg.results ?? []);
-          return;
-        }
-        case 'session.load': {
-          const session = new HostedSession(msg.setup);
-          for (const record of msg.records) session.fold(record);
-          this.#sessions.set(msg.sessionId, session);
-          return this.#reply(msg.id, { summary: summarize(session.snapshot), effects: [] });
-        }
-        case 'session.event': {
-          const session = this.#sessions.get(msg.sessionId);
-          if (session === undefined) throw Object.assign(new Error(`session ${msg.sessionId} is not loaded in this worker`), { code: 'not_found' });
-          const reply = session.fold(msg.record);
-          for (const effect of reply.effects) {
-            if (effect.kind === 'writer.start') this.#startWriter(session, effect);
-            else if (effect.kind === 'rebuild.render') this.#runInput(session, 'rebuild.rendered', () => renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps }));
-            else if (effect.kind === 'rebuild.compact') {
-              const model = this.#options.model.writerModel ?? session.setup.model;
-              this.#runInput(session, 'rebuild.compacted', () => compactConversation(session, effect, { openai: this.#openai, model }));
-            }
-          }
-          return this.#reply(msg.id, reply);
-        }
-        case 'session.status': {
-          const session = this.#sessions.get(msg.sessionId);
-          if (session === undefined) throw Object.assign(new Error(`session ${msg.sessionId} is not loaded`), { code: 'not_found' });
-          const w = session.context.writer;
-          const run = w === null ? undefined : this.#writers.get(w.writerId);
-          return this.#reply(msg.id, {
-            writer:
-              w === null
-                ? null
-                : { id: w.writerId, started_at: session.writerStartedAt, covers_up_to: w.boundary, mode: w.mode, turn: run?.progress.calls ?? 0, reentries: run?.progress.reentries ?? 0 },
-            last_outcome: session.context.lastOutcome,
-          });
-        }
-        case 'session.context': {
-          const session = this.#sessions.get(msg.sessionId);
-          if (session === undefined) throw Object.assign(new Error(`session ${msg.sessionId} is not loaded`), { code: 'not_found' });
-          return this.#reply(msg.id, session.conversation);
-        }
-        case 'writer.cancel': {
-          await this.#writers.get(msg.writerId)?.cancel(msg.reason);
-          return this.#reply(msg.id, { cancelled: this.#writers.has(msg.writerId) });
-        }
-        case 'shutdown': {
+    this.#journal = new WorkerCommitJournal((stream, records) => this.#rpc.call('log.append', { stream, records }));
+    this.#rpc = new PortRpc<WorkerSide, MainSide>(port, {
+      calls: {
+        'session.load': ({ sessionId, setup, records }) => {
+          const session = new HostedSession(setup);
+          for (const record of records) session.fold(record);
+          this.#sessions.set(sessionId, session);
+          return { summary: summarize(session.snapshot), effects: [], context: null };
+        },
+        'session.fold': ({ sessionId, record }) => {
+          const reply = this.#session(sessionId).fold(record);
+          this.#runEffects(this.#session(sessionId), reply);
+          return reply;
+        },
+        'session.status': ({ sessionId }) => this.#status(this.#session(sessionId)),
+        'writer.cancel': async ({ writerId, reason }) => {
+          const run = this.#writers.get(writerId);
+          if (run === undefined) return { cancelled: false };
+          await run.cancel(reason);
+          return { cancelled: true };
+        },
+        shutdown: async () => {
           for (const run of this.#writers.values()) await run.cancel('host shutting down').catch(() => {});
-          this.#reply(msg.id, { ok: true });
-          this.#port.close();
-          this.#stopped();
-          return;
-        }
+          // Answered before the port closes; the task ends once the reply is out.
+          setImmediate(() => {
+            this.#rpc.close(new ProtocolError('unavailable', 'the actor host stopped'));
+            this.#stopped();
+          });
+          return {};
+        },
+      },
+      notes: {},
+    });
+  }
+
+  #session(sessionId: string): HostedSession {
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined) throw new ProtocolError('not_found', `session ${sessionId} is not loaded in this worker`);
+    return session;
+  }
+
+  #status(session: HostedSession): SessionStatusInfo {
+    const w = session.context.writer;
+    const run = w === null ? undefined : this.#writers.get(w.writerId);
+    return {
+      writer:
+        w === null
+          ? null
+          : {
+              id: w.writerId,
+              started_at: session.writerStartedAt ?? 0,
+              covers_up_to: w.boundary,
+              mode: w.mode,
+              turn: run?.progress.calls ?? 0,
+              reentries: run?.progress.reentries ?? 0,
+            },
+      lastSettledAt: session.lastSettledAt,
+    };
+  }
+
+  /** Runs the effects of a fold that belong in this worker; the main thread runs the others. */
+  #runEffects(session: HostedSession, reply: FoldReply): void {
+    for (const effect of reply.effects) if (isWorkerEffect(effect)) this.#runEffect(session, effect);
+  }
+
+  #runEffect(session: HostedSession, effect: SessionWorkerEffect): void {
+    const sessionId = session.setup.input.sessionId;
+    switch (effect.kind) {
+      case 'writer.start':
+        this.#startWriter(session, effect);
+        return;
+      case 'writer.cancel': {
+        // A close that waited long enough: the cancellation is logged by the writer and settles it as `cancelled`.
+        const run = this.#writers.get(effect.writerId);
+        run?.cancel(effect.reason).catch((err: unknown) => this.#log('error', 'writer cancel failed', { writerId: effect.writerId, error: String(err) }));
+        return;
       }
-    } catch (err) {
-      if ('id' in msg) this.#fail(msg.id, err);
+      case 'rebuild.render':
+        renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps }).then(
+          (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.rendered', payload } }),
+          (err: unknown) => this.#log('error', 'rebuild render failed', { sessionId, error: String(err) }),
+        );
+        return;
+      case 'rebuild.compact': {
+        const model = this.#options.model.writerModel ?? session.setup.model;
+        compactConversation(session, effect, { openai: this.#openai, model }).then(
+          (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload } }),
+          (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: String(err) }),
+        );
+        return;
+      }
+      default:
+        assertNever(effect);
     }
   }
 
-  /** Runs work for a session in this worker; its result enters the session as a logged input on the main thread. */
-  #runInput(session: HostedSession, type: string, work: () => Promise<Record<string, unknown>>): void {
-    const sessionId = session.setup.input.sessionId;
-    work().then(
-      (payload) => this.#send({ kind: 'session.input', sessionId, type, payload }),
-      (err: unknown) => this.#send({ kind: 'log', level: 'error', msg: `${type} failed`, data: { sessionId, error: String(err) } }),
-    );
+  #log(level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void {
+    this.#rpc.notify('log', { level, msg, ...(data !== undefined ? { data } : {}) });
   }
 
-  #startWriter(session: HostedSession, effect: Parameters<HostedSession['writerSpec']>[0]): void {
+  #startWriter(session: HostedSession, effect: Extract<SessionWorkerEffect, { kind: 'writer.start' }>): void {
     const sessionId = session.setup.input.sessionId;
     const spec = session.writerSpec(effect, this.#options.model.writerModel);
-    session.writerStartedAt = Date.now();
+    const settled = (note: Omit<WriterSettledNote, 'sessionId' | 'writerId'>): void => {
+      // Once per writer: a crash after the settlement was reported must not settle it twice.
+      if (!this.#writers.delete(effect.writerId)) return;
+      this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...note });
+    };
     const run = new WriterRun(spec, {
       openai: this.#openai,
       memoryRoot: this.#options.memoryRoot,
@@ -152,31 +160,19 @@ export class ActorHost {
       history: this.#history,
       journal: this.#journal,
       budgets: this.#options.budgets,
-      threadId,
-      clock: () => Date.now(),
-      appendLog: (stream, records) => this.#appendLog(stream, records),
-      publish: (event) => this.#send({ kind: 'publish', sessionId, event }),
-      log: (level, msg, data) => this.#send({ kind: 'log', level, msg, ...(data !== undefined ? { data } : {}) }),
-      settled: (r) => {
-        this.#writers.delete(effect.writerId);
-        this.#send({ kind: 'writer.settled', sessionId, writerId: effect.writerId, ...r });
-      },
+      threadId: this.#threadId,
+      clock: this.#clock,
+      appendLog: (stream, records) => this.#rpc.call('log.append', { stream, records }),
+      publish: (event) => this.#rpc.notify('publish', { sessionId, event }),
+      log: (level, msg, data) => this.#log(level, msg, data),
+      settled,
     });
     this.#writers.set(effect.writerId, run);
     run.run().catch((err: unknown) => {
       // A bug in the executor must still settle the slot, or the session would never write again.
-      this.#writers.delete(effect.writerId);
       const message = err instanceof Error ? err.message : String(err);
-      this.#send({ kind: 'log', level: 'error', msg: 'writer crashed', data: { writerId: effect.writerId, error: message } });
-      this.#send({
-        kind: 'writer.settled',
-        sessionId,
-        writerId: effect.writerId,
-        outcome: 'failure',
-        failure: { kind: 'other', retryable: false, message },
-        reason: message,
-        perf: { calls: 0, promptTokens: 0, cachedTokens: 0 },
-      });
+      this.#log('error', 'writer crashed', { writerId: effect.writerId, error: message });
+      settled({ outcome: 'failure', failure: { kind: 'other', retryable: false, message }, reason: message, perf: { calls: 0, promptTokens: 0, cachedTokens: 0 } });
     });
   }
 }

@@ -11,13 +11,13 @@ import {
   type SessionEvent,
   type WriterStartEffect,
 } from '@baton/actors';
-import type { SnapshotFrom } from 'xstate';
-import type { StoredRecord } from '@baton/log-schema';
+import type { SessionSetup, StoredSessionRecord } from '@baton/log-schema';
 import type { Message } from '@baton/protocol';
+import type { SnapshotFrom } from 'xstate';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
-import type { WriterRun, WriterRunSpec } from '../writer/writer-run.ts';
+import type { WriterRunSpec } from '../writer/writer-run.ts';
 import { indexMessages } from './message-index.ts';
-import type { FoldReply, SessionSetup, SessionSummary } from './worker-messages.ts';
+import type { FoldReply, SessionSummary } from './worker-messages.ts';
 
 /** Envelope fields Baton adds to agent messages; everything else is sent to the model as the agent sent it. */
 const ENVELOPE = new Set(['id', 'agent_id', 'finish_reason', 'usage', 'created_at']);
@@ -29,12 +29,17 @@ export function toProviderMessage(m: Message): Record<string, unknown> {
   return out;
 }
 
-/** Converts a session log record into the event the machine consumes (null for records that are not inputs). */
-export function sessionEventOf(record: StoredRecord): SessionEvent | null {
-  const payload = (record.payload ?? {}) as Record<string, unknown>;
+/**
+ * The event the session machine consumes for a logged record, or null for records that are not inputs
+ * (`session.opened`, `decision`). Fields a later version added get their defaults here (`SessionEventSchema`).
+ */
+export function sessionEventOf(record: StoredSessionRecord): SessionEvent | null {
   switch (record.type) {
+    case 'session.opened':
+    case 'decision':
+      return null;
     case 'messages.appended':
-      return { type: 'messages.appended', messages: indexMessages(payload['messages'] as Message[]) };
+      return { type: 'messages.appended', messages: indexMessages(record.payload.messages) };
     case 'session.resumed':
     case 'tasks.replaced':
     case 'checkpoint.requested':
@@ -46,9 +51,7 @@ export function sessionEventOf(record: StoredRecord): SessionEvent | null {
     case 'rebuild.rendered':
     case 'rebuild.compacted':
     case 'rebuild.abandoned':
-      return SessionEventSchema.parse({ ...payload, type: record.type });
-    default:
-      return null;
+      return SessionEventSchema.parse({ ...record.payload, type: record.type });
   }
 }
 
@@ -68,6 +71,7 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     closing: ctx.closeRequestId !== null,
     rebuilding: ctx.rebuild !== null,
     rebuildRequestId: ctx.rebuild?.requestId ?? null,
+    lastOutcome: ctx.lastOutcome,
   };
 }
 
@@ -95,8 +99,10 @@ export class HostedSession {
    * followed by the preserved tail and what came after.
    */
   conversation: Message[] = [];
-  writer: WriterRun | null = null;
+  /** `at` of the record that started the running writer. */
   writerStartedAt: number | null = null;
+  /** `at` of the record that settled the last writer. */
+  lastSettledAt: number | null = null;
 
   constructor(setup: SessionSetup) {
     this.setup = setup;
@@ -108,24 +114,28 @@ export class HostedSession {
     return this.snapshot.context;
   }
 
-  /** Folds one logged record; returns the effects (empty for non-input records). */
-  fold(record: StoredRecord): FoldReply {
+  /** Folds one logged record; returns the effects (none for records that are not inputs). */
+  fold(record: StoredSessionRecord): FoldReply {
     const event = sessionEventOf(record);
-    if (event === null) return { summary: summarize(this.snapshot), effects: [] };
+    if (event === null) return { summary: summarize(this.snapshot), effects: [], context: null };
     if (record.type === 'messages.appended') {
-      const appended = (record.payload as { messages: Message[] }).messages;
+      const appended = record.payload.messages;
       this.messages.push(...appended);
       this.conversation.push(...appended.filter((m) => m.agent_id === undefined || m.agent_id === 'main'));
     }
-    const rebuilding = this.snapshot.context.rebuild;
+    const before = this.snapshot.context;
     const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, this.snapshot, event);
     this.snapshot = step.snapshot;
+    const after = this.snapshot.context;
     // A rebuild that completed replaces the context: the record carries the boundary message Baton inserted.
-    if ((record.type === 'rebuild.rendered' || record.type === 'rebuild.compacted') && rebuilding !== null && this.snapshot.context.rebuild === null) {
-      const payload = record.payload as { message?: Message; tailIds: string[]; cleared?: string[]; clearedText?: string };
-      if (payload.message !== undefined) this.conversation = rebuiltContext(payload.message, this.conversation, payload.tailIds, payload.cleared ?? [], payload.clearedText ?? '');
+    if ((record.type === 'rebuild.rendered' || record.type === 'rebuild.compacted') && before.rebuild !== null && after.rebuild === null) {
+      const { message, tailIds, cleared, clearedText } = record.payload;
+      if (message !== undefined) this.conversation = rebuiltContext(message, this.conversation, tailIds, cleared ?? [], clearedText ?? '');
     }
-    return { summary: summarize(this.snapshot), effects: step.effects };
+    if (after.writer !== null && after.writer.writerId !== before.writer?.writerId) this.writerStartedAt = record.at;
+    if (after.lastOutcome !== before.lastOutcome) this.lastSettledAt = record.at;
+    const answersWithContext = step.effects.some((e) => e.kind === 'rebuild.reply' && e.withContext);
+    return { summary: summarize(this.snapshot), effects: step.effects, context: answersWithContext ? [...this.conversation] : null };
   }
 
   /** The request prefix and tools for a writer the session just started. */

@@ -1,74 +1,89 @@
-import type { WriterOutcome } from '@baton/protocol';
-import type { Failure, SessionEffect, SessionInput, WriterPerf } from '@baton/actors';
+import type { Failure, LastOutcome, SessionEffect, WriterPerf } from '@baton/actors';
+import type {
+  AppendInput,
+  AppendResult,
+  SessionInputRecord,
+  SessionSetup,
+  StoredSessionRecord,
+} from '@baton/log-schema';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
-import type { AppendInput, AppendResult, StoredRecord } from '@baton/log-schema';
+import type { Message, PublishedEventBody, WriterInfo, WriterOutcome, WriterSlot } from '@baton/protocol';
 
 /**
- * The main ⇄ worker protocol: tagged unions with request ids, carried over one MessagePort per worker host.
- * Everything is plain data (structured clone); errors cross as `{ code, message }`.
+ * The main ⇄ worker protocol: calls and notes over one `PortRpc` per worker host. Everything is plain data
+ * (structured clone); errors cross as `{ code, message, details }` with their protocol code.
  */
 
-/** What a session needs in the worker besides its machine input: the agent's own request prefix parts. */
-export interface SessionSetup {
-  readonly input: SessionInput;
-  readonly projectId: string;
-  readonly model: string;
-  readonly system: string | readonly string[] | null;
-  readonly tools: readonly unknown[] | null;
-  readonly writerTools: Readonly<Record<string, { name: string; args?: Record<string, string> }>> | null;
-}
-
-/** Summary of a session's state after a fold, enough for protocol replies. */
+/** Summary of a session's state after a fold: what the main thread needs to answer and refuse requests. */
 export interface SessionSummary {
   readonly value: unknown;
   readonly tokens: number;
   readonly usableWindow: number;
   readonly nextThreshold: number | null;
   readonly watermark: string | null;
-  readonly writer: 'idle' | 'running' | 'running+pending';
+  readonly writer: WriterSlot;
   readonly writerId: string | null;
   readonly overflow: boolean;
   readonly closed: boolean;
   readonly closing: boolean;
   readonly rebuilding: boolean;
   readonly rebuildRequestId: string | null;
+  /** How the last writer settled (as the session machine recorded it). */
+  readonly lastOutcome: LastOutcome | null;
 }
 
-export interface WorkerError {
-  readonly code: string;
-  readonly message: string;
-}
-
-export type MainToWorker =
-  | { readonly kind: 'session.load'; readonly id: number; readonly sessionId: string; readonly setup: SessionSetup; readonly records: readonly StoredRecord[] }
-  | { readonly kind: 'session.event'; readonly id: number; readonly sessionId: string; readonly record: StoredRecord }
-  | { readonly kind: 'session.status'; readonly id: number; readonly sessionId: string }
-  | { readonly kind: 'session.context'; readonly id: number; readonly sessionId: string }
-  | { readonly kind: 'writer.cancel'; readonly id: number; readonly writerId: string; readonly reason: string }
-  | { readonly kind: 'log.appended'; readonly id: number; readonly results?: readonly AppendResult[]; readonly error?: WorkerError }
-  | { readonly kind: 'shutdown'; readonly id: number };
-
-export type WorkerToMain =
-  | { readonly kind: 'reply'; readonly id: number; readonly result?: unknown; readonly error?: WorkerError }
-  | { readonly kind: 'log.append'; readonly id: number; readonly stream: string; readonly records: readonly AppendInput[] }
-  | { readonly kind: 'publish'; readonly sessionId: string; readonly event: Record<string, unknown> }
-  | {
-      readonly kind: 'writer.settled';
-      readonly sessionId: string;
-      readonly writerId: string;
-      readonly outcome: WriterOutcome;
-      readonly failure: Failure | null;
-      readonly reason: string | null;
-      readonly perf: WriterPerf;
-    }
-  /** A result computed in the worker (rebuild render, compaction) that must enter the session as a logged input. */
-  | { readonly kind: 'session.input'; readonly sessionId: string; readonly type: string; readonly payload: Record<string, unknown> }
-  | { readonly kind: 'log'; readonly level: 'debug' | 'info' | 'warn' | 'error'; readonly msg: string; readonly data?: Record<string, unknown> };
-
-/** Result of `session.load` and `session.event`. */
+/** Result of folding one record in the session's actor. */
 export interface FoldReply {
   readonly summary: SessionSummary;
+  /** Every effect of the transition; the worker already ran those that run there, the main thread runs the rest. */
   readonly effects: readonly SessionEffect[];
+  /** The session's new context, when an effect answers a rebuild with it. */
+  readonly context: readonly Message[] | null;
+}
+
+/** What `status` needs from the worker: the running writer's progress and the last settlement with its time. */
+export interface SessionStatusInfo {
+  readonly writer: WriterInfo | null;
+  readonly lastSettledAt: number | null;
+}
+
+/** What the worker host serves. */
+export interface WorkerSide {
+  readonly calls: {
+    readonly 'session.load': { request: { sessionId: string; setup: SessionSetup; records: readonly StoredSessionRecord[] }; reply: FoldReply };
+    readonly 'session.fold': { request: { sessionId: string; record: StoredSessionRecord }; reply: FoldReply };
+    readonly 'session.status': { request: { sessionId: string }; reply: SessionStatusInfo };
+    readonly 'writer.cancel': { request: { writerId: string; reason: string }; reply: { cancelled: boolean } };
+    readonly shutdown: { request: Record<string, never>; reply: Record<string, never> };
+  };
+  readonly notes: Record<string, never>;
+}
+
+/** A writer's settlement, reported by the worker that ran it. */
+export interface WriterSettledNote {
+  readonly sessionId: string;
+  readonly writerId: string;
+  readonly outcome: WriterOutcome;
+  readonly failure: Failure | null;
+  readonly reason: string | null;
+  readonly perf: WriterPerf;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** What the main thread serves to worker hosts. */
+export interface MainSide {
+  readonly calls: {
+    /** Appends writer or commit records (the main thread owns the log); resolves when durable. */
+    readonly 'log.append': { request: { stream: string; records: readonly AppendInput[] }; reply: readonly AppendResult[] };
+  };
+  readonly notes: {
+    readonly publish: { sessionId: string; event: PublishedEventBody };
+    readonly 'writer.settled': WriterSettledNote;
+    /** A result computed in the worker (rebuild render, compaction) that enters the session as a logged input. */
+    readonly 'session.input': { sessionId: string; record: SessionInputRecord };
+    readonly log: { level: LogLevel; msg: string; data?: Record<string, unknown> };
+  };
 }
 
 /** Options every worker host receives. */

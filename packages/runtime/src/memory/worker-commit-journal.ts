@@ -1,6 +1,6 @@
 import type { CommitEntry, CommitEntryType, CommitJournal, CommitRecord } from '@baton/memory-store';
-import type { AppendInput } from '@baton/log-schema';
-import { COMMITS_STREAM } from './event-log-commit-journal.ts';
+import { COMMITS_STREAM, type AppendInput, type CommitAppend } from '@baton/log-schema';
+import { commitMsgId } from './event-log-commit-journal.ts';
 
 /**
  * The commit journal as seen from a worker thread: entries go to the main thread's event log (same records and
@@ -14,7 +14,8 @@ export class WorkerCommitJournal implements CommitJournal {
   }
 
   async append(type: CommitEntryType, record: CommitRecord): Promise<void> {
-    await this.#append(COMMITS_STREAM, [{ type, at: record.at, payload: record, msgId: `${type}:${record.commitId}` }]);
+    const entry: CommitAppend = { type, at: record.at, payload: { ...record, files: [...record.files] }, msgId: commitMsgId(type, record) };
+    await this.#append(COMMITS_STREAM, [entry]);
   }
 
   entries(): Iterable<CommitEntry> {

@@ -1,3 +1,4 @@
+import type { SessionInputRecord } from '@baton/log-schema';
 import { extractiveSummary, loadPrompt } from '@baton/memory-store';
 import { countTokens } from 'gpt-tokenizer';
 import type OpenAI from 'openai';
@@ -5,6 +6,9 @@ import { type HostedSession, toProviderMessage } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
 import { preservedTail } from './preserved-tail.ts';
 import { boundaryMessage } from './render-rebuild.ts';
+
+/** The payload of the `rebuild.compacted` input. */
+export type RebuildCompacted = Extract<SessionInputRecord, { type: 'rebuild.compacted' }>['payload'];
 
 /**
  * The compaction fallback (SPEC §2.6): one summary request of the conversation up to `boundary` through the `openai`
@@ -15,7 +19,7 @@ export async function compactConversation(
   session: HostedSession,
   effect: { requestId: string; boundary: string | null },
   options: { openai: OpenAI; model: string; timeoutMs?: number },
-): Promise<Record<string, unknown>> {
+): Promise<RebuildCompacted> {
   const conversation = session.conversation;
   const at = effect.boundary === null ? conversation.length - 1 : conversation.findIndex((m) => m.id === effect.boundary);
   const covered = conversation.slice(0, at + 1);

@@ -2,9 +2,13 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
 import { countTokens } from 'gpt-tokenizer';
+import type { SessionInputRecord } from '@baton/log-schema';
 import type { HostedSession } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from './preserved-tail.ts';
+
+/** The payload of the `rebuild.rendered` input. */
+export type RebuildRendered = Extract<SessionInputRecord, { type: 'rebuild.rendered' }>['payload'];
 
 /** Newest main-slice messages whose user texts go into "recent user input" (reference §9.5). */
 const RECENT_WINDOW = 200;
@@ -45,7 +49,7 @@ export async function renderRebuild(
   session: HostedSession,
   effect: { requestId: string; watermark: string },
   options: { memoryRoot: string; caps?: RebuildCaps },
-): Promise<Record<string, unknown>> {
+): Promise<RebuildRendered> {
   const { sessionId, projectId } = session.setup.input;
   const paths = memoryPaths(options.memoryRoot, { projectId, sessionId });
   try {

@@ -1,13 +1,19 @@
-import type { EventLog, StoredRecord } from '@baton/log-schema';
-import type { SessionSetup } from '../host/worker-messages.ts';
-import { writerStream } from '../writer/writer-run.ts';
+import {
+  LogRecordError,
+  SESSION_RECORDS,
+  WRITER_RECORDS,
+  checkRecord,
+  writerStream,
+  type EventLog,
+  type SessionSetup,
+  type StoredSessionRecord,
+  type StoredWriterRecord,
+} from '@baton/log-schema';
+import { ReplayError } from './replay-error.ts';
 import { readSessionRecords, sessionWriterIds } from './session-records.ts';
 
 /** One record of a session's timeline: a session-stream record or one of its writers' records. */
-export interface TimelineEntry extends StoredRecord {
-  /** The writer whose stream holds the record; null for the session stream. */
-  readonly writerId: string | null;
-}
+export type TimelineEntry = (StoredSessionRecord & { readonly writerId: null }) | (StoredWriterRecord & { readonly writerId: string });
 
 /** A session's records and its writers' records, merged in time order. */
 export interface SessionTimeline {
@@ -24,16 +30,26 @@ export interface SessionTimeline {
   readonly entries: readonly TimelineEntry[];
 }
 
+function checked<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof LogRecordError) throw new ReplayError('malformed', err.message);
+    throw err;
+  }
+}
+
 /**
- * Reads a session's timeline from the log: its session stream and every writer stream that belongs to it.
- * Throws `ReplayError` (`not_found`, `malformed`) like `verifySession`.
+ * Reads a session's timeline from the log: its session stream and every writer stream that belongs to it, every
+ * record checked against its stream's schema. Throws `ReplayError` (`not_found`, or `malformed` naming the first
+ * record that does not match its schema).
  */
 export function readTimeline(log: EventLog, sessionId: string): SessionTimeline {
   const session = readSessionRecords(log, sessionId);
   const writerIds = sessionWriterIds(log, session);
   const lanes: TimelineEntry[][] = [
-    session.records.map((r) => ({ ...r, writerId: null })),
-    ...writerIds.map((id) => [...log.read(writerStream(id))].map((r) => ({ ...r, writerId: id }))),
+    session.records.map((r) => ({ ...checked(() => checkRecord(SESSION_RECORDS, r)), writerId: null })),
+    ...writerIds.map((id) => [...log.read(writerStream(id))].map((r) => ({ ...checked(() => checkRecord(WRITER_RECORDS, r)), writerId: id }))),
   ];
   return {
     sessionId,

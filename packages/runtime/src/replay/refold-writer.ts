@@ -1,15 +1,6 @@
-import {
-  WriterEventSchema,
-  WriterInputSchema,
-  foldEvent,
-  foldStart,
-  writerMachine,
-  type WriterEffect,
-  type WriterEvent,
-  type WriterInput,
-} from '@baton/actors';
+import { WriterEventSchema, foldEvent, foldStart, writerMachine, type WriterEffect, type WriterEvent, type WriterInput } from '@baton/actors';
+import { LogRecordError, WRITER_RECORDS, checkRecord, type StoredRecord, type StoredWriterRecord } from '@baton/log-schema';
 import type { SnapshotFrom } from 'xstate';
-import type { StoredRecord } from '@baton/log-schema';
 import type { Divergence } from './divergence.ts';
 
 export type SettleEffect = Extract<WriterEffect, { kind: 'settle' }>;
@@ -27,49 +18,61 @@ export interface WriterRefold {
   readonly divergence: Divergence | null;
 }
 
-/** The writer event a logged record stands for: `{ type, ...payload }` without the worker's `thread`. */
-export function writerEventOf(record: StoredRecord): Record<string, unknown> {
-  const { thread: _thread, ...rest } = (record.payload ?? {}) as Record<string, unknown>;
-  return { ...rest, type: record.type };
+/**
+ * The writer event a logged record stands for: `{ type, ...payload }` without what the log adds around the event (the
+ * worker's `thread`, a commit's `conflicts`), or null for `writer.started`, which is the machine's input.
+ */
+export function writerEventOf(record: StoredWriterRecord): WriterEvent | null {
+  if (record.type === 'writer.started') return null;
+  return WriterEventSchema.parse({ ...record.payload, type: record.type });
 }
 
 /**
  * Re-folds a writer stream: record 1 (`writer.started`) gives the machine input, every later record is folded as the
- * event it logged. Reports a record that is not a valid writer event, or one that follows the settlement.
+ * event it logged. Reports a record that does not match its schema, or one that follows the settlement.
  */
 export function refoldWriter(writerId: string, stream: string, records: readonly StoredRecord[]): WriterRefold {
   const base = { writerId, stream };
   const first = records[0];
   if (first === undefined) return { ...base, input: null, events: 0, settle: null, divergence: null };
-  const diverge = (record: StoredRecord, reason: string, expected: unknown, actual: unknown): WriterRefold => ({
+  const diverge = (record: StoredRecord, reason: string, expected: unknown, actual: unknown, input: WriterInput | null = null): WriterRefold => ({
     ...base,
-    input: null,
+    input,
     events: 0,
     settle: null,
     divergence: { stream, seq: record.seq, reason, path: null, expected, actual },
   });
-  const parsedInput = WriterInputSchema.safeParse((first.payload as { input?: unknown } | null)?.input);
-  if (first.type !== 'writer.started' || !parsedInput.success) {
+  const check = (record: StoredRecord): StoredWriterRecord | string => {
+    try {
+      return checkRecord(WRITER_RECORDS, record);
+    } catch (err) {
+      if (err instanceof LogRecordError) return err.message;
+      throw err;
+    }
+  };
+  const started = check(first);
+  if (typeof started === 'string' || started.type !== 'writer.started') {
     return diverge(first, 'the first record of a writer stream must be writer.started with a valid input', 'writer.started', { type: first.type, payload: first.payload });
   }
   // Fold the input as logged (the live fold used that very value), validated but not reshaped by the schema.
-  const input = (first.payload as { input: WriterInput }).input;
+  const input = started.payload.input;
   const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input);
   let snapshot: SnapshotFrom<typeof writerMachine> = start.snapshot;
   let settle: WriterRefold['settle'] = settleOf(start.effects, first.seq);
   let events = 0;
-  for (const record of records.slice(1)) {
-    const event = writerEventOf(record);
-    if (!WriterEventSchema.safeParse(event).success) {
-      return { ...diverge(record, `record ${record.type} is not a valid writer event`, 'a writer event', event), input };
+  for (const raw of records.slice(1)) {
+    const record = check(raw);
+    const event = typeof record === 'string' ? null : writerEventOf(record);
+    if (typeof record === 'string' || event === null) {
+      return diverge(raw, `record ${raw.type} is not a valid writer event${typeof record === 'string' ? `: ${record}` : ''}`, 'a writer event', { type: raw.type, payload: raw.payload }, input);
     }
     if (snapshot.status === 'done') {
-      return { ...diverge(record, 'record after the writer had settled', 'no further records', event), input };
+      return diverge(raw, 'record after the writer had settled', 'no further records', event, input);
     }
-    const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, snapshot, event as WriterEvent);
+    const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, snapshot, event);
     snapshot = step.snapshot;
     events++;
-    settle = settle ?? settleOf(step.effects, record.seq);
+    settle = settle ?? settleOf(step.effects, raw.seq);
   }
   return { ...base, input, events, settle, divergence: null };
 }

@@ -1,7 +1,14 @@
-import type { EventLog, StoredRecord } from '@baton/log-schema';
-import type { SessionSetup } from '../host/worker-messages.ts';
-import { sessionStream } from '../daemon/session-service.ts';
-import { writerStream } from '../writer/writer-run.ts';
+import {
+  LogRecordError,
+  SESSION_RECORDS,
+  checkRecord,
+  sessionStream,
+  sessionWritersPrefix,
+  type EventLog,
+  type SessionSetup,
+  type StoredRecord,
+  type StoredSessionRecord,
+} from '@baton/log-schema';
 import { ReplayError } from './replay-error.ts';
 
 /** The session stream of one session, checked to start with `session.opened`. */
@@ -9,13 +16,13 @@ export interface SessionRecords {
   readonly sessionId: string;
   readonly stream: string;
   readonly setup: SessionSetup;
-  /** Every record of the session stream, `session.opened` first. */
+  /** Every record of the session stream as stored, `session.opened` first (checked one by one by their readers). */
   readonly records: readonly StoredRecord[];
 }
 
 /**
  * Reads a session stream. Throws `ReplayError('not_found')` when the session has no stream or its first record is not
- * `session.opened`, and `ReplayError('malformed')` when that record carries no setup input.
+ * `session.opened`, and `ReplayError('malformed')` when that record does not match its schema.
  */
 export function readSessionRecords(log: EventLog, sessionId: string): SessionRecords {
   const stream = sessionStream(sessionId);
@@ -24,11 +31,15 @@ export function readSessionRecords(log: EventLog, sessionId: string): SessionRec
   if (opened === undefined || opened.type !== 'session.opened') {
     throw new ReplayError('not_found', `unknown session ${sessionId}: no ${stream} stream in the event log`);
   }
-  const setup = (opened.payload as { setup?: SessionSetup } | null)?.setup;
-  if (setup === undefined || setup === null || typeof setup.input !== 'object' || setup.input === null) {
-    throw new ReplayError('malformed', `session ${sessionId}: session.opened (seq ${opened.seq}) has no setup input`);
+  let checked: StoredSessionRecord;
+  try {
+    checked = checkRecord(SESSION_RECORDS, opened);
+  } catch (err) {
+    if (err instanceof LogRecordError) throw new ReplayError('malformed', `session ${sessionId}: ${err.message}`);
+    throw err;
   }
-  return { sessionId, stream, setup, records };
+  if (checked.type !== 'session.opened') throw new ReplayError('not_found', `unknown session ${sessionId}`);
+  return { sessionId, stream, setup: checked.payload.setup, records };
 }
 
 /** Writer number of `<sessionId>-w<n>` (the session machine's writer ids), or null for another id. */
@@ -40,20 +51,22 @@ function writerNumber(sessionId: string, writerId: string): number | null {
 
 /**
  * Writer ids of a session: those named by its records (settlements, decisions' `writer.start` effects) plus the
- * writer streams named after it in the log, ordered by writer number (ids of another shape last, by name).
+ * writer streams named after it in the log, ordered by writer number (ids of another shape last, by name). Records
+ * that do not match their schema are skipped here (verification reports them).
  */
 export function sessionWriterIds(log: EventLog, session: SessionRecords): string[] {
   const ids = new Set<string>();
-  for (const r of session.records) {
-    const payload = (r.payload ?? {}) as Record<string, unknown>;
-    if (r.type === 'writer.settled' && typeof payload['writerId'] === 'string') ids.add(payload['writerId']);
-    if (r.type === 'decision' && Array.isArray(payload['effects'])) {
-      for (const e of payload['effects'] as { kind?: unknown; writerId?: unknown }[]) {
-        if (e?.kind === 'writer.start' && typeof e.writerId === 'string') ids.add(e.writerId);
-      }
+  for (const raw of session.records) {
+    let r: StoredSessionRecord;
+    try {
+      r = checkRecord(SESSION_RECORDS, raw);
+    } catch {
+      continue;
     }
+    if (r.type === 'writer.settled') ids.add(r.payload.writerId);
+    if (r.type === 'decision') for (const e of r.payload.effects) if (e.kind === 'writer.start') ids.add(e.writerId);
   }
-  const prefix = writerStream(`${session.sessionId}-w`);
+  const prefix = sessionWritersPrefix(session.sessionId);
   for (const stream of log.streams(prefix)) {
     const id = stream.slice('writer/'.length);
     if (writerNumber(session.sessionId, id) !== null) ids.add(id);

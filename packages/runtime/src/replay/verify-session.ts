@@ -1,9 +1,8 @@
 import { foldEvent, foldStart, sessionMachine, type SessionEffect, type SessionEvent, type WriterStartEffect } from '@baton/actors';
 import type { SnapshotFrom } from 'xstate';
-import type { EventLog, StoredRecord } from '@baton/log-schema';
+import { LogRecordError, SESSION_RECORDS, checkRecord, writerStream, type EventLog, type StoredRecord, type StoredSessionRecord } from '@baton/log-schema';
 import { sessionEventOf, summarize } from '../host/session-host.ts';
 import type { SessionSummary } from '../host/worker-messages.ts';
-import { writerStream } from '../writer/writer-run.ts';
 import type { Divergence } from './divergence.ts';
 import { firstDifference } from './plain-diff.ts';
 import { refoldWriter, type WriterRefold } from './refold-writer.ts';
@@ -84,21 +83,26 @@ function replaySession(session: SessionRecords): SessionReplay {
   const diverge = (record: StoredRecord, reason: string, expected: unknown, actual: unknown): SessionReplay =>
     result({ stream: session.stream, seq: record.seq, reason, path: firstDifference(expected, actual), expected, actual });
 
-  for (const record of session.records.slice(1)) {
+  for (const raw of session.records.slice(1)) {
+    let record: StoredSessionRecord;
+    try {
+      record = checkRecord(SESSION_RECORDS, raw);
+    } catch (err) {
+      if (!(err instanceof LogRecordError)) throw err;
+      return diverge(raw, `record ${raw.type} does not match its schema: ${err.issues.slice(0, 3).join('; ')}`, 'a valid session record', raw.payload);
+    }
     if (record.type === 'decision') {
-      const payload = (record.payload ?? {}) as { for?: unknown; state?: unknown; effects?: unknown };
+      const payload = record.payload;
       const actual = { state: payload.state, effects: payload.effects };
-      const expected = typeof payload.for === 'number' ? derived.get(payload.for) : undefined;
+      const expected = derived.get(payload.for);
       if (expected === undefined) {
-        return diverge(record, `decision for seq ${String(payload.for)}, which is not an input recorded before it`, null, payload);
+        return diverge(record, `decision for seq ${payload.for}, which is not an input recorded before it`, null, payload);
       }
-      // A state field the recording does not have (added to the summary by a later version) is not a divergence:
-      // an older log is compared on what it recorded.
-      const recorded = actual.state !== null && typeof actual.state === 'object' ? Object.keys(actual.state) : [];
-      const state = expected.state as unknown as Record<string, unknown>;
-      const comparable = { state: Object.fromEntries(Object.keys(state).filter((k) => recorded.includes(k)).map((k) => [k, state[k]])), effects: expected.effects };
+      // A state field the recording does not have (added to the summary, or a region added to the chart, by a later
+      // version) is not a divergence: an older log is compared on what it recorded.
+      const comparable = { state: onRecordedKeys(expected.state, actual.state), effects: expected.effects };
       if (firstDifference(comparable, actual) !== null) {
-        return diverge(record, `decision for seq ${String(payload.for)} differs from the replayed one`, comparable, actual);
+        return diverge(record, `decision for seq ${payload.for} differs from the replayed one`, comparable, actual);
       }
       decisions++;
       continue;
@@ -119,6 +123,18 @@ function replaySession(session: SessionRecords): SessionReplay {
     if (event.type === 'writer.settled' && !settlements.has(event.writerId)) settlements.set(event.writerId, record);
   }
   return result(null);
+}
+
+/** `expected` reduced to the keys `recorded` has, at every depth of nested objects (arrays are kept whole). */
+function onRecordedKeys(expected: unknown, recorded: unknown): unknown {
+  if (!isPlainObject(expected) || !isPlainObject(recorded)) return expected;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(expected)) if (Object.hasOwn(recorded, key)) out[key] = onRecordedKeys(expected[key], recorded[key]);
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `{ outcome, failure?, reason? }` with null and absent treated alike. */

@@ -3,7 +3,7 @@
  * tool definitions unchanged, so the writer calls the agent's names and Baton runs its sandboxed implementation.
  */
 
-import { WRITER_TOOL_ARGS, type WriterToolName } from '@baton/protocol';
+import { WRITER_TOOL_ARGS, type WriterToolName, type WriterTools } from '@baton/protocol';
 
 export type { WriterToolName };
 
@@ -26,7 +26,8 @@ export interface ResolvedToolMap {
   readonly reason: string | null;
 }
 
-type Declared = Readonly<Record<string, { name: string; args?: Readonly<Record<string, string>> }>>;
+/** The agent's `open.writer_tools` declaration. */
+type Declared = WriterTools;
 
 /** Names coding agents commonly give Baton's tools (compared case-insensitively, `-`/`_` ignored). */
 const NAME_HINTS: Readonly<Record<WriterToolName, readonly string[]>> = {
@@ -104,10 +105,10 @@ export function resolveToolMap(declared: Declared | null, tools: readonly unknow
   const map = new Map<string, ToolBinding>();
   const bound = new Set<WriterToolName>();
   for (const [batonName, decl] of Object.entries(declared ?? {})) {
-    if (!(WRITER_TOOLS as readonly string[]).includes(batonName)) continue;
+    if (decl === undefined || !(WRITER_TOOLS as readonly string[]).includes(batonName)) continue;
     if (tools !== null && !agentNames.has(decl.name)) continue;
     const args: Record<string, string> = {};
-    for (const [batonArg, agentArg] of Object.entries(decl.args ?? {})) args[agentArg] = batonArg;
+    for (const [batonArg, agentArg] of Object.entries(decl.args ?? {})) if (agentArg !== undefined) args[agentArg] = batonArg;
     map.set(decl.name, { tool: batonName as WriterToolName, args });
     bound.add(batonName as WriterToolName);
   }

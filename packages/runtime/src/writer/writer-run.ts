@@ -1,4 +1,4 @@
-import type { WriterOutcome } from '@baton/protocol';
+import type { PublishedEventBody, WriterOutcome, WriterTrigger } from '@baton/protocol';
 import {
   foldEvent,
   foldStart,
@@ -22,7 +22,9 @@ import {
 } from '@baton/memory-store';
 import type OpenAI from 'openai';
 import type { SnapshotFrom } from 'xstate';
-import type { AppendInput } from '@baton/log-schema';
+import { writerRecordOf, writerStream, type WriterAppend, type WriterRecord } from '@baton/log-schema';
+import { assertNever } from '../assert-never.ts';
+import type { Clock } from '../time/clock.ts';
 import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
 import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';
@@ -34,7 +36,7 @@ export interface WriterRunSpec {
   readonly input: WriterInput;
   readonly projectId: string;
   readonly model: string;
-  readonly trigger: string;
+  readonly trigger: WriterTrigger;
   readonly watermark: string | null;
   /** Request prefix: the agent's system messages + main-slice messages (OpenAI shape) up to the boundary. */
   readonly prefix: readonly Record<string, unknown>[];
@@ -54,17 +56,13 @@ export interface WriterRunDeps {
   readonly journal: CommitJournal;
   readonly budgets?: Budgets;
   readonly threadId: number;
-  readonly clock: () => number;
+  readonly clock: Clock;
   /** Appends to the log and resolves when durable (the main thread owns the log). */
-  appendLog(stream: string, records: readonly AppendInput[]): Promise<unknown>;
-  publish(event: Record<string, unknown>): void;
+  appendLog(stream: string, records: readonly WriterAppend[]): Promise<unknown>;
+  publish(event: PublishedEventBody<'writer.reentered'>): void;
   /** Structured log lines (forwarded to the daemon's logger). */
   log?(level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
   settled(result: { outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): void;
-}
-
-export function writerStream(writerId: string): string {
-  return `writer/${writerId}`;
 }
 
 /**
@@ -104,13 +102,17 @@ export class WriterRun {
   /** Starts the run; resolves when the writer has settled. */
   async run(): Promise<void> {
     const { input } = this.#spec;
-    await this.#log('writer.started', {
-      input,
-      projectId: this.#spec.projectId,
-      model: this.#spec.model,
-      trigger: this.#spec.trigger,
-      watermark: this.#spec.watermark,
-      prefixMessages: this.#spec.prefix.length,
+    await this.#log({
+      type: 'writer.started',
+      payload: {
+        input,
+        projectId: this.#spec.projectId,
+        model: this.#spec.model,
+        trigger: this.#spec.trigger,
+        watermark: this.#spec.watermark,
+        prefixMessages: this.#spec.prefix.length,
+        thread: this.#deps.threadId,
+      },
     });
     const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input);
     this.#snapshot = start.snapshot;
@@ -124,16 +126,15 @@ export class WriterRun {
     return this.#consume({ type: 'writer.cancel', reason });
   }
 
-  #log(type: string, payload: Record<string, unknown>): Promise<unknown> {
-    return this.#deps.appendLog(writerStream(this.writerId), [{ type, at: this.#deps.clock(), payload: { ...payload, thread: this.#deps.threadId } }]);
+  #log(record: WriterRecord): Promise<unknown> {
+    return this.#deps.appendLog(writerStream(this.writerId), [{ ...record, at: this.#deps.clock.now() }]);
   }
 
   /** Logs, then folds, then executes: serialised so effect results are consumed in order. */
   #consume(event: WriterEvent): Promise<void> {
     const next = this.#queue.then(async () => {
       if (this.#snapshot === null || this.#snapshot.status === 'done') return;
-      const { type, ...payload } = event;
-      await this.#log(type, payload);
+      await this.#log(writerRecordOf(event, this.#deps.threadId));
       const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, this.#snapshot, event);
       this.#snapshot = step.snapshot;
       await this.#execute(step.effects);
@@ -190,6 +191,8 @@ export class WriterRun {
         this.#deps.settled({ outcome: effect.outcome, failure: effect.failure, reason: effect.reason, perf: effect.perf });
         this.#settle();
         return null;
+      default:
+        return assertNever(effect, 'writer effect');
     }
   }
 
@@ -215,7 +218,7 @@ export class WriterRun {
         budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
         ids: { projectId: spec.projectId, sessionId: spec.input.sessionId },
         writerId: this.writerId,
-        clock: this.#deps.clock,
+        clock: () => this.#deps.clock.now(),
       });
       await this.#workspace.prepare();
       progress = await this.#workspace.progressBlock();
