@@ -27,18 +27,23 @@ export function effectFacts(effect: SessionEffect, sessionId: string): string | 
         case 'writer.started':
           return null; // the writer.start effect next to it says the same
         case 'rebuild.completed':
-          return `publish ${event.type}`;
+          return `rebuild ${event.outcome}${event.covered_up_to !== null ? `, covers up to ${event.covered_up_to}` : ''}`;
         default:
           return assertNever(event, 'published event');
       }
     }
     case 'timer.start':
+      return `timer ${effect.timerId} in ${groupDigits(effect.ms)} ms`;
     case 'timer.cancel':
+      return `cancel timer ${effect.timerId}`;
     case 'writer.cancel':
+      return `✗ cancel writer ${w(effect.writerId)} (${effect.reason})`;
     case 'rebuild.render':
+      return `render the rebuilt context from watermark ${effect.watermark}`;
     case 'rebuild.compact':
+      return `compact the conversation up to ${effect.boundary ?? 'its end'}`;
     case 'rebuild.reply':
-      return `effect ${effect.kind}`;
+      return `answer rebuild ${effect.requestId.slice(0, 8)}: ${effect.outcome}`;
     default:
       return assertNever(effect, 'session effect');
   }

@@ -52,10 +52,15 @@ function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
     case 'close.requested':
       return `request ${record.payload.requestId.slice(0, 8)}`;
     case 'rebuild.requested':
+      return `${record.payload.reason}, request ${record.payload.requestId.slice(0, 8)}${record.payload.checkpointExists ? '' : ', no checkpoint file'}`;
     case 'rebuild.rendered':
+      return record.payload.ok ? `boundary ${record.payload.boundary?.id ?? '–'}, ${record.payload.tailIds.length} tail messages` : `failed: ${excerpt(record.payload.reason ?? '', 80)}`;
     case 'rebuild.compacted':
+      return `${record.payload.source} summary, boundary ${record.payload.boundary.id}, ${record.payload.tailIds.length} tail messages`;
     case 'rebuild.abandoned':
+      return excerpt(record.payload.reason, 100);
     case 'timer.fired':
+      return record.payload.timerId;
     case 'session.resumed':
     case 'drain.requested':
       return '';
