@@ -23,6 +23,13 @@ describe('daemon configuration file', () => {
     expect(c).toEqual({ tail: { minTokens: 100, maxTokens: 200, minTextMessages: 2 }, budgets: { checkpoint: { total: 12000 } }, rebuildCaps: { notes: 100 } });
   });
 
+  it('maps the waits to the daemon option, and refuses unknown or negative ones naming the key', async () => {
+    const c = await loadDaemonConfig(await file('waits.json', JSON.stringify({ waits: { close_ms: 500, rebuild_in_flight_ms: 0 } })));
+    expect(c).toEqual({ waits: { closeMs: 500, rebuildInFlightMs: 0 } });
+    await expect(loadDaemonConfig(await file('w-unknown.json', JSON.stringify({ waits: { close: 5 } })))).rejects.toThrow(/w-unknown\.json: waits\.close/);
+    await expect(loadDaemonConfig(await file('w-neg.json', JSON.stringify({ waits: { drain_ms: -1 } })))).rejects.toThrow(/w-neg\.json: waits\.drain_ms/);
+  });
+
   it('names the offending key and the file', async () => {
     await expect(loadDaemonConfig(await file('bad.json', JSON.stringify({ tail: { min_tokens: 300, max_tokens: 200, min_text_messages: 2 } })))).rejects.toThrow(/bad\.json: tail\.max_tokens/);
     await expect(loadDaemonConfig(await file('unknown.json', JSON.stringify({ tails: {} })))).rejects.toThrow(/tails/);

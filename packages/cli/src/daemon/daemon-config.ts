@@ -1,12 +1,27 @@
 import { readFile } from 'node:fs/promises';
 import type { TailPolicy } from '@baton/actors';
+import type { WaitsConfig } from '@baton/runtime';
 import { z } from 'zod';
 
 /**
  * The daemon's configuration file (`baton daemon --config <file.json>`). Budgets and rebuild caps are validated by
- * the daemon itself at start-up (sections summing above a total are refused with the key named); the tail policy
- * here.
+ * the daemon itself at start-up (sections summing above a total are refused with the key named); the tail policy and
+ * the waits here.
  */
+const Ms = z.int().nonnegative();
+
+/** `waits` in the file (snake_case, like every key there) → the daemon's `waits` option. */
+const WAIT_KEYS = {
+  close_ms: 'closeMs',
+  rebuild_overflow_ms: 'rebuildOverflowMs',
+  rebuild_manual_ms: 'rebuildManualMs',
+  rebuild_in_flight_ms: 'rebuildInFlightMs',
+  drain_ms: 'drainMs',
+  writer_settlement_ms: 'writerSettlementMs',
+  stop_settle_ms: 'stopSettleMs',
+  decision_flush_ms: 'decisionFlushMs',
+} as const satisfies Record<string, keyof WaitsConfig>;
+
 const DaemonConfigSchema = z.strictObject({
   budgets: z.unknown().optional(),
   rebuild_caps: z.unknown().optional(),
@@ -18,12 +33,14 @@ const DaemonConfigSchema = z.strictObject({
     })
     .refine((t) => t.max_tokens >= t.min_tokens, { message: 'max_tokens must be at least min_tokens', path: ['max_tokens'] })
     .optional(),
+  waits: z.strictObject(Object.fromEntries(Object.keys(WAIT_KEYS).map((k) => [k, Ms.optional()])) as Record<keyof typeof WAIT_KEYS, z.ZodOptional<typeof Ms>>).optional(),
 });
 
 export interface DaemonConfig {
   readonly budgets?: unknown;
   readonly rebuildCaps?: unknown;
   readonly tail?: TailPolicy;
+  readonly waits?: WaitsConfig;
 }
 
 export class DaemonConfigError extends Error {
@@ -49,5 +66,15 @@ export async function loadDaemonConfig(path: string): Promise<DaemonConfig> {
     ...(c.budgets !== undefined ? { budgets: c.budgets } : {}),
     ...(c.rebuild_caps !== undefined ? { rebuildCaps: c.rebuild_caps } : {}),
     ...(c.tail !== undefined ? { tail: { minTokens: c.tail.min_tokens, maxTokens: c.tail.max_tokens, minTextMessages: c.tail.min_text_messages } } : {}),
+    ...(c.waits !== undefined ? { waits: waitsOf(c.waits) } : {}),
   };
+}
+
+function waitsOf(file: Partial<Record<keyof typeof WAIT_KEYS, number | undefined>>): WaitsConfig {
+  const out: Record<string, number> = {};
+  for (const [key, option] of Object.entries(WAIT_KEYS)) {
+    const value = file[key as keyof typeof WAIT_KEYS];
+    if (value !== undefined) out[option] = value;
+  }
+  return out;
 }

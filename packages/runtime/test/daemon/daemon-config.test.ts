@@ -22,6 +22,11 @@ describe('daemon options are validated once at start-up', () => {
     expect(start({ budgets: { checkpoint: { sections: { '§5': 99_000 } } } })).toThrow(/budgets\.checkpoint\.sections/);
   });
 
+  it('refuses unknown or negative waits, naming the key', () => {
+    expect(start({ waits: { closeMs: -1 } })).toThrow(/waits\.closeMs/);
+    expect(start({ waits: { close: 5 } })).toThrow(/waits\.close/);
+  });
+
   it('refuses unknown budget keys and bad rebuild caps', () => {
     expect(start({ budgets: { checkpoints: {} } })).toThrow(/budgets/);
     expect(start({ rebuildCaps: { notes: -1 } })).toThrow(/notes/);
