@@ -15,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS, TokenCounter, defaultTokenCounter, renderRebuildContext, type RebuildContextInput } from '@baton/memory-store';
+import {
+  DEFAULT_REBUILD_CAPS,
+  REBUILD_CAP_KEYS,
+  TokenCounter,
+  defaultTokenCounter,
+  renderRebuildContext,
+  type RebuildContextInput,
+} from '@baton/memory-store';
 import { fullSizeInput } from '../packages/memory-store/test/rebuild/fixtures.ts';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 

@@ -1,5 +1,21 @@
 import { join } from 'node:path';
-import { AppendReplySchema, CheckpointReplySchema, CloseReplySchema, ErrorReplySchema, IssueDetailSchema, OpenReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, type ErrorCode, type Headers } from '@baton/protocol';
+import {
+  AppendReplySchema,
+  CheckpointReplySchema,
+  CloseReplySchema,
+  ErrorReplySchema,
+  IssueDetailSchema,
+  OpenReplySchema,
+  RuntimeStatusReplySchema,
+  StatusReplySchema,
+  TasksReplySchema,
+  decodeReply,
+  encodeRequest,
+  encodingFromHeaders,
+  type Encoding,
+  type ErrorCode,
+  type Headers,
+} from '@baton/protocol';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import fc from 'fast-check';

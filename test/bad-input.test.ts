@@ -1,6 +1,16 @@
 import { BatonClient, NatsTransport, TransportError, type ReplyMessage } from '@baton/client';
 import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
-import { ErrorReplySchema, IssueDetailSchema, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, type ErrorCode, type Headers, type OpenRequest } from '@baton/protocol';
+import {
+  ErrorReplySchema,
+  IssueDetailSchema,
+  decodeReply,
+  encodeRequest,
+  encodingFromHeaders,
+  type Encoding,
+  type ErrorCode,
+  type Headers,
+  type OpenRequest,
+} from '@baton/protocol';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

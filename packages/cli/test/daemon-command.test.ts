@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { LmdbEventLog } from '@baton/runtime';
 import type { SessionSetup } from '@baton/log-schema';
-import { freePort, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
+import {
+  freePort,
+  startLoopbackModel,
+  startNatsServer,
+  type LoopbackModel,
+  type NatsServerHandle,
+} from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';

@@ -1,5 +1,38 @@
 import type { z } from 'zod';
-import { contentTypeHeaders, decodeReply, encodeRequest, encodingFromHeaders, type Encoding, ErrorReplySchema, type PublishedEvent, type Message, issueDetails, AppendReplySchema, CheckpointReplySchema, CloseReplySchema, OpenReplySchema, RebuildReplySchema, RuntimeDrainReplySchema, RuntimeStatusReplySchema, StatusReplySchema, TasksReplySchema, type AppendReply, type CheckpointReply, type CloseReply, type OpenReply, type RebuildReply, type RuntimeDrainReply, type RuntimeStatusReply, type StatusReply, type TasksReply, type OpenRequest, type RebuildRequest, type TaskItem, subjects, type Subjects } from '@baton/protocol';
+import {
+  contentTypeHeaders,
+  decodeReply,
+  encodeRequest,
+  encodingFromHeaders,
+  type Encoding,
+  ErrorReplySchema,
+  type PublishedEvent,
+  type Message,
+  issueDetails,
+  AppendReplySchema,
+  CheckpointReplySchema,
+  CloseReplySchema,
+  OpenReplySchema,
+  RebuildReplySchema,
+  RuntimeDrainReplySchema,
+  RuntimeStatusReplySchema,
+  StatusReplySchema,
+  TasksReplySchema,
+  type AppendReply,
+  type CheckpointReply,
+  type CloseReply,
+  type OpenReply,
+  type RebuildReply,
+  type RuntimeDrainReply,
+  type RuntimeStatusReply,
+  type StatusReply,
+  type TasksReply,
+  type OpenRequest,
+  type RebuildRequest,
+  type TaskItem,
+  subjects,
+  type Subjects,
+} from '@baton/protocol';
 import { TransportError } from './transport/transport-error.ts';
 import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
 import { BatonRequestError } from './baton-request-error.ts';
@@ -22,8 +55,8 @@ export interface CallOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** Headroom over the daemon's own waits (writer await, drain) before the client gives up on a reply. */
 const SLOW_CALL_MARGIN_MS = 60_000;
-const REBUILD_WAIT_MS = { overflow: 180_000, manual: 300_000 } as const;
-const DRAIN_WAIT_MS = 120_000;
+/** The daemon's default waits before it answers a slow call (a daemon configured otherwise needs `timeoutMs`). */
+const REBUILD_WAIT_MS = { overflow: DEFAULT_WAITS.rebuildOverflowMs, manual: DEFAULT_WAITS.rebuildManualMs } as const;
 
 /**
  * The TypeScript client of protocol v1, over any `Transport`. Each method sends one request and resolves with the
@@ -83,7 +116,7 @@ export class BatonClient {
 
   /** Closes the session; a running writer is drained first (up to 120 s), so the default timeout is 180 s. */
   close(sessionId: string, options?: CallOptions): Promise<CloseReply> {
-    return this.#call(this.subjects.close(sessionId), {}, CloseReplySchema, options, DRAIN_WAIT_MS + SLOW_CALL_MARGIN_MS);
+    return this.#call(this.subjects.close(sessionId), {}, CloseReplySchema, options, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS);
   }
 
   runtimeStatus(options?: CallOptions): Promise<RuntimeStatusReply> {
@@ -93,7 +126,7 @@ export class BatonClient {
   /** Drains the daemon, waiting up to `timeoutMs` (daemon default 120 s) for running writers. */
   drain(timeoutMs?: number, options?: CallOptions): Promise<RuntimeDrainReply> {
     const body = timeoutMs === undefined ? {} : { timeout_ms: timeoutMs };
-    const wait = (timeoutMs ?? DRAIN_WAIT_MS) + SLOW_CALL_MARGIN_MS;
+    const wait = (timeoutMs ?? DEFAULT_WAITS.drainMs) + SLOW_CALL_MARGIN_MS;
     return this.#call(this.subjects.runtimeDrain, body, RuntimeDrainReplySchema, options, wait);
   }
 

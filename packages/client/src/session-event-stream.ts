@@ -1,4 +1,10 @@
-import { decodeReply, encodingFromHeaders, type Encoding, PublishedEventSchema, type PublishedEvent } from '@baton/protocol';
+import {
+  decodeReply,
+  encodingFromHeaders,
+  type Encoding,
+  PublishedEventSchema,
+  type PublishedEvent,
+} from '@baton/protocol';
 import type { InboundMessage, Transport, TransportSubscription } from './transport/transport.ts';
 
 export interface SessionEventStreamOptions {

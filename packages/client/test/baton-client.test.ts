@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatonClient } from '../src/baton-client.ts';
 import { BatonRequestError } from '../src/baton-request-error.ts';
-import { contentTypeHeaders, decodeReply, encodeReply, type Encoding, type PublishedEvent, ProtocolError } from '@baton/protocol';
+import {
+  contentTypeHeaders,
+  decodeReply,
+  encodeReply,
+  type Encoding,
+  type PublishedEvent,
+  ProtocolError,
+} from '@baton/protocol';
 import { MemoryTransport } from '../src/transport/memory-transport.ts';
 import { TransportError } from '../src/transport/transport-error.ts';
 import {

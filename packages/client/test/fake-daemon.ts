@@ -1,4 +1,12 @@
-import { contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, ProtocolError, subjects } from '@baton/protocol';
+import {
+  contentTypeHeaders,
+  decodeRequest,
+  encodeReply,
+  encodingFromHeaders,
+  type Encoding,
+  ProtocolError,
+  subjects,
+} from '@baton/protocol';
 import type { Headers, Transport } from '../src/transport/transport.ts';
 
 /** What the fake saw of one request. */

@@ -1,4 +1,10 @@
-import { FailureSchema, MessageIndexEntrySchema, SessionEventSchema, type SessionEffect, type SessionEvent } from '@baton/actors';
+import {
+  FailureSchema,
+  MessageIndexEntrySchema,
+  SessionEventSchema,
+  type SessionEffect,
+  type SessionEvent,
+} from '@baton/actors';
 import { MessageSchema, OpenRequestSchema, WriterSlotSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
-import { RebuildOutcomeSchema, ReentryKindSchema, WriterModeSchema, WriterOutcomeSchema, WriterTriggerSchema } from './enums.ts';
+import {
+  RebuildOutcomeSchema,
+  ReentryKindSchema,
+  WriterModeSchema,
+  WriterOutcomeSchema,
+  WriterTriggerSchema,
+} from './enums.ts';
 import { WriterFailureSchema } from './replies.ts';
 
 /*

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
-import { FailureKindSchema, RebuildOutcomeSchema, WriterModeSchema, WriterOutcomeSchema, WriterSlotSchema } from './enums.ts';
+import {
+  FailureKindSchema,
+  RebuildOutcomeSchema,
+  WriterModeSchema,
+  WriterOutcomeSchema,
+  WriterSlotSchema,
+} from './enums.ts';
 import { MessageSchema } from './messages.ts';
 
 /*

@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LmdbEventLog, ReplayError, readTimeline, verifySession, type Divergence, type VerifyResult } from '@baton/runtime';
+import {
+  LmdbEventLog,
+  ReplayError,
+  readTimeline,
+  verifySession,
+  type Divergence,
+  type VerifyResult,
+} from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { timelineHeader, timelineJson, timelineLine } from '../format/timeline-format.ts';
 

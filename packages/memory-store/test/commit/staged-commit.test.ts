@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCommitJournal } from '../../src/commit/commit-journal.ts';
 import { HistoryStore, contentHash } from '../../src/commit/history-store.ts';
-import { commitFiles, committedPaths, fileVersions, liveMatchesHistory, recoverCommits, unappliedCommits } from '../../src/commit/staged-commit.ts';
+import {
+  commitFiles,
+  committedPaths,
+  fileVersions,
+  liveMatchesHistory,
+  recoverCommits,
+  unappliedCommits,
+} from '../../src/commit/staged-commit.ts';
 
 describe('staged commit', () => {
   let dir: string;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type RebuildTask, TokenCounter, renderRebuildContext, renderTasksLedger, resolveRebuildCaps } from '../../src/index.ts';
+import {
+  type RebuildTask,
+  TokenCounter,
+  renderRebuildContext,
+  renderTasksLedger,
+  resolveRebuildCaps,
+} from '../../src/index.ts';
 import { baseInput, words } from './fixtures.ts';
 
 describe('renderTasksLedger', () => {

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { parseDiscoveredEntries, validateMemoryFiles } from '../../src/index.ts';
 import { checkDuplicateTitles } from '../../src/validator/memory-rules.ts';
-import { MEMORY_BODIES, MEMORY_PATH, fillTemplate, filledMemory, memoryTemplate, previousMemory, validInput } from './fixtures.ts';
+import {
+  MEMORY_BODIES,
+  MEMORY_PATH,
+  fillTemplate,
+  filledMemory,
+  memoryTemplate,
+  previousMemory,
+  validInput,
+} from './fixtures.ts';
 
 const DISCOVERED = '## Discovered durable knowledge';
 

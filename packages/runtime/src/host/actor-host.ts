@@ -12,7 +12,14 @@ import { WriterRun } from '../writer/writer-run.ts';
 import { assertNever } from '../assert-never.ts';
 import { PortRpc } from './port-rpc.ts';
 import { HostedSession, summarize } from './session-host.ts';
-import type { FoldReply, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
+import type {
+  FoldReply,
+  HostOptions,
+  MainSide,
+  SessionStatusInfo,
+  WorkerSide,
+  WriterSettledNote,
+} from './worker-messages.ts';
 
 /**
  * The actor host inside one worker thread: owns the session actors assigned to it and their writer actors, and runs

@@ -1,6 +1,13 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { COMMIT_RECORDS, WRITER_RECORDS, checkAppendInputs, parseStream, type AppendInput, type EventLog } from '@baton/log-schema';
+import {
+  COMMIT_RECORDS,
+  WRITER_RECORDS,
+  checkAppendInputs,
+  parseStream,
+  type AppendInput,
+  type EventLog,
+} from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
 import { PortRpc } from './port-rpc.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';

@@ -1,6 +1,12 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
+import {
+  DEFAULT_REBUILD_CAPS,
+  loadPrompt,
+  memoryPaths,
+  renderRebuildContext,
+  type RebuildCaps,
+} from '@baton/memory-store';
 import { countTokens } from 'gpt-tokenizer';
 import type { SessionInputRecord } from '@baton/log-schema';
 import type { HostedSession } from '../host/session-host.ts';

@@ -1,5 +1,19 @@
-import { WriterEventSchema, foldEvent, foldStart, writerMachine, type WriterEffect, type WriterEvent, type WriterInput } from '@baton/actors';
-import { LogRecordError, WRITER_RECORDS, checkRecord, type StoredRecord, type StoredWriterRecord } from '@baton/log-schema';
+import {
+  WriterEventSchema,
+  foldEvent,
+  foldStart,
+  writerMachine,
+  type WriterEffect,
+  type WriterEvent,
+  type WriterInput,
+} from '@baton/actors';
+import {
+  LogRecordError,
+  WRITER_RECORDS,
+  checkRecord,
+  type StoredRecord,
+  type StoredWriterRecord,
+} from '@baton/log-schema';
 import type { SnapshotFrom } from 'xstate';
 import type { Divergence } from './divergence.ts';
 

@@ -1,6 +1,21 @@
-import { foldEvent, foldStart, sessionMachine, type SessionEffect, type SessionEvent, type WriterStartEffect } from '@baton/actors';
+import {
+  foldEvent,
+  foldStart,
+  sessionMachine,
+  type SessionEffect,
+  type SessionEvent,
+  type WriterStartEffect,
+} from '@baton/actors';
 import type { SnapshotFrom } from 'xstate';
-import { LogRecordError, SESSION_RECORDS, checkRecord, writerStream, type EventLog, type StoredRecord, type StoredSessionRecord } from '@baton/log-schema';
+import {
+  LogRecordError,
+  SESSION_RECORDS,
+  checkRecord,
+  writerStream,
+  type EventLog,
+  type StoredRecord,
+  type StoredSessionRecord,
+} from '@baton/log-schema';
 import { sessionEventOf, summarize } from '../host/session-host.ts';
 import type { SessionSummary } from '../host/worker-messages.ts';
 import type { Divergence } from './divergence.ts';
