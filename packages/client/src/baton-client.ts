@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import {
+  DEFAULT_WAITS,
   contentTypeHeaders,
   decodeReply,
   encodeRequest,
