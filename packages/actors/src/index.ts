@@ -35,8 +35,6 @@ export {
   type SessionEffect,
 } from './session-effects.ts';
 export { initialSessionContext, slotOf, nextThreshold, isOverflow, type SessionContext, type SlotState, type RunningWriter, type LastOutcome, type RebuildInProgress } from './session-context.ts';
-export { planSessionEvent, type Plan } from './session-plan.ts';
-export { requestWriter, type RequestResult } from './writer-request.ts';
 export { REBUILD_STATUS } from './session-rebuild.ts';
 export { sessionMachine, type SessionMachine } from './session-machine.ts';
 export { ToolCallSchema, ToolResultSchema, WriterEventSchema, WriterInputSchema, type ToolCall, type ToolResult, type WriterEvent, type WriterInput } from './writer-events.ts';

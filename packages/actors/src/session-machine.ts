@@ -1,13 +1,133 @@
-import { enqueueActions, setup } from 'xstate';
+import { and, assertEvent, assign, enqueueActions, not, setup, stateIn } from 'xstate';
+import { initialSessionContext, type SessionContext } from './session-context.ts';
 import type { SessionEffect } from './session-effects.ts';
 import type { SessionEvent, SessionInput } from './session-events.ts';
-import { initialSessionContext, type SessionContext } from './session-context.ts';
-import { planSessionEvent } from './session-plan.ts';
+import {
+  abandonRebuild,
+  adoptCompactedContext,
+  adoptRenderedContext,
+  answerRenderFailed,
+  awaitWriter,
+  beginRebuild,
+  cancelWaitTimer,
+  compactRebuild,
+  hasUsableCheckpoint,
+  isAwaitedWriter,
+  isCurrentRebuild,
+  isWaitTimer,
+  rebuildNeedsWriter,
+  refuseRebuild,
+  renderRebuild,
+  renderSucceeded,
+  rendersAfterSettle,
+  rendersOnTimeout,
+} from './session-rebuild.ts';
+import {
+  announceCrossedRungs,
+  canStartRungWriter,
+  firstDueRung,
+  indexMessages,
+  markRungsCrossed,
+  reachesRung,
+  reachesSeveralRungs,
+} from './session-rungs.ts';
+import {
+  drain,
+  dropPendingRequest,
+  isRunningWriter,
+  pendingRequestCanStart,
+  publishIdleStatus,
+  queueRequest,
+  refuseCheckpoint,
+  replyToCheckpoint,
+  settleWriter,
+  startWriter,
+} from './session-slot.ts';
+import {
+  awaitWriterBeforeClose,
+  cancelClosingWriter,
+  closeNow,
+  finishClose,
+  hasRunningWriter,
+  isCloseTimer,
+  refuseClose,
+  resume,
+} from './session-close.ts';
+import type { Events, SessionStep } from './session-step.ts';
+import { canQueueRequest, canStartWriter } from './writer-request.ts';
+
+type EventType = SessionEvent['type'];
 
 /**
- * The session actor. Two regions mirror the context: `slot` (idle / running / runningPending) and `lifecycle`
- * (active / closing / closed). Every event is folded by the pure `planSessionEvent`; effects leave the machine as
- * `effect` actions carrying data, which the host executes (and replay ignores).
+ * The `effect` action with its data, for `enqueue`. Inside `setup()` XState cannot type an action enqueued by name (the
+ * union of named actions is still being inferred), so the one cast sits here, behind a typed parameter.
+ */
+const effect = (params: SessionEffect) => ({ type: 'effect', params }) as never;
+
+/** Checks that a named action or guard only sees the events it is written for (it is a bug in the chart otherwise). */
+function expectEvent<T extends EventType>(event: SessionEvent, types: readonly T[]): asserts event is Events<T> {
+  if (!(types as readonly EventType[]).includes(event.type)) throw new Error(`${event.type} reached an action or guard written for ${types.join(', ')}`);
+}
+
+/** A named action from a pure step: assigns the context the step returns and enqueues its effects, in order. */
+function act<P extends object | undefined = undefined>(step: SessionStep<SessionEvent, P>) {
+  return enqueueActions<SessionContext, SessionEvent, P, SessionEvent, never, never, never, never, never>(({ context, event, enqueue }, params) => {
+    const effects: SessionEffect[] = [];
+    const next = step(context, event, (e) => effects.push(e), params);
+    if (next !== context) enqueue.assign(() => next);
+    for (const e of effects) enqueue(effect(e));
+  });
+}
+
+/** A named action from a step that reads the event: only the events it is written for may reach it. */
+function actOn<T extends EventType, P extends object | undefined = undefined>(types: readonly T[], step: SessionStep<Events<T>, P>) {
+  return act<P>((ctx, event, emit, params) => {
+    expectEvent(event, types);
+    return step(ctx, event, emit, params);
+  });
+}
+
+/** A named guard from a predicate over the context and the events it is written for. */
+function when<T extends EventType>(types: readonly T[], predicate: (ctx: SessionContext, event: Events<T>) => boolean) {
+  return ({ context, event }: { context: SessionContext; event: SessionEvent }): boolean => {
+    expectEvent(event, types);
+    return predicate(context, event);
+  };
+}
+
+const notClosing = not(stateIn('#session.lifecycle.closing'));
+const startFor = (trigger: 'manual' | 'pending' | 'rebuild') => ({ type: 'startWriter', params: { trigger, rung: null } }) as const;
+const startForRung = { type: 'startWriter', params: ({ context }: { context: SessionContext }) => ({ trigger: 'threshold' as const, rung: firstDueRung(context) }) } as const;
+const queueFor = (trigger: 'manual' | 'threshold') => ({ type: 'queueRequest', params: { trigger } }) as const;
+const compactWith = (outcome: 'compacted' | 'checkpoint-off' | 'memory-write-off') => ({ type: 'compactRebuild', params: { outcome } }) as const;
+const beginAs = (mode: 'needed' | 'usable') => ({ type: 'beginRebuild', params: { mode } }) as const;
+const refuse = { actions: 'refuseRebuild' } as const;
+const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRebuild' } as const;
+
+/**
+ * The session actor (SPEC §2.1–§2.6). Three parallel regions whose states change only on events:
+ *
+ * - `slot` — idle / running / runningPending: the checkpoint writer slot. idle → running when a writer starts (a rung
+ *   reached by `messages.appended` [canStartRungWriter], `checkpoint.requested` [canStartWriter], a rebuild that needs
+ *   one [rebuildNeedsWriter]); running → runningPending when a request queues [canQueueRequest] (several rungs at once
+ *   go idle → runningPending); `writer.settled` [isRunningWriter] → idle, or → running when the pending request starts
+ *   at once [pendingRequestCanStart, not closing]; `drain.requested` and `close.requested` drop the pending request.
+ * - `rebuild` — idle / waiting / rendering / compacting: `rebuild.requested` runs the decision chain from idle
+ *   [checkpointsOff, memoryWritesOff → compacting; hasUsableCheckpoint → waiting (in-flight writer) or rendering;
+ *   hasRunningWriter or rebuildNeedsWriter → waiting; else compacting] and is refused in any other state; waiting
+ *   goes on at `writer.settled` [isAwaitedWriter] or `timer.fired` [isWaitTimer] to rendering [rendersAfterSettle /
+ *   rendersOnTimeout] or compacting; `rebuild.rendered` / `rebuild.compacted` / `rebuild.abandoned`
+ *   [isCurrentRebuild] → idle.
+ * - `lifecycle` — active / closing / closed: `close.requested` [hasRunningWriter] → closing (a logged timer bounds the
+ *   wait) else → closed; closing → closed at `writer.settled` [isRunningWriter]; `timer.fired` [isCloseTimer] cancels
+ *   the writer; a second close is refused; `session.resumed` → active.
+ *
+ * For one event the regions' transitions are chosen on the context before it and their actions run in region order —
+ * slot, rebuild, lifecycle — so a settlement publishes `writer.settled` (and starts the pending writer) before the
+ * waiting rebuild goes on, and both before the close is answered. Guards about the slot that other regions need read
+ * the context (`hasRunningWriter`) or the state (`stateIn`). Data stays in the context: the message index, the usage,
+ * the ladder, the watermark, the writer and rebuild records, counters. Effects leave the machine as `effect` actions
+ * carrying `SessionEffect` data, which the host executes after the event is durable (and replay compares).
  */
 export const sessionMachine = setup({
   types: {
@@ -18,58 +138,218 @@ export const sessionMachine = setup({
   actions: {
     // Executed by the host, never by the machine: effects are data.
     effect: (_args, _params: SessionEffect) => {},
+    replaceTasks: assign(({ event }) => {
+      assertEvent(event, 'tasks.replaced');
+      return { tasks: event.tasks };
+    }),
+    // slot
+    indexMessages: actOn(['messages.appended'], indexMessages),
+    announceCrossedRungs: act(announceCrossedRungs),
+    markRungsCrossed: act(markRungsCrossed),
+    startWriter: act(startWriter),
+    queueRequest: act(queueRequest),
+    replyToCheckpoint: actOn(['checkpoint.requested'], replyToCheckpoint),
+    refuseCheckpoint: actOn(['checkpoint.requested'], refuseCheckpoint),
+    settleWriter: actOn(['writer.settled'], settleWriter),
+    publishIdleStatus: act(publishIdleStatus),
+    dropPendingRequest: act(dropPendingRequest),
+    drain: act(drain),
+    // rebuild
+    beginRebuild: actOn(['rebuild.requested'], beginRebuild),
+    refuseRebuild: actOn(['rebuild.requested'], refuseRebuild),
+    awaitWriter: act(awaitWriter),
+    cancelWaitTimer: act(cancelWaitTimer),
+    renderRebuild: act(renderRebuild),
+    compactRebuild: act(compactRebuild),
+    adoptRenderedContext: actOn(['rebuild.rendered'], adoptRenderedContext),
+    answerRenderFailed: actOn(['rebuild.rendered'], answerRenderFailed),
+    adoptCompactedContext: actOn(['rebuild.compacted'], adoptCompactedContext),
+    abandonRebuild: actOn(['rebuild.abandoned'], abandonRebuild),
+    // lifecycle
+    closeNow: actOn(['close.requested'], closeNow),
+    awaitWriterBeforeClose: actOn(['close.requested'], awaitWriterBeforeClose),
+    refuseClose: actOn(['close.requested'], refuseClose),
+    finishClose: act(finishClose),
+    cancelClosingWriter: act(cancelClosingWriter),
+    resume: act(resume),
   },
   guards: {
-    writerIdle: ({ context }) => context.writer === null,
-    writerRunningOnly: ({ context }) => context.writer !== null && context.pending === null,
-    writerRunningPending: ({ context }) => context.writer !== null && context.pending !== null,
-    closing: ({ context }) => context.closeRequestId !== null,
-    closed: ({ context }) => context.closed,
-    open: ({ context }) => !context.closed && context.closeRequestId === null,
+    // slot
+    reachesRung: when(['messages.appended'], reachesRung),
+    reachesSeveralRungs: when(['messages.appended'], reachesSeveralRungs),
+    canStartRungWriter: when(['messages.appended'], canStartRungWriter),
+    canStartWriter: ({ context }) => canStartWriter(context),
+    canQueueRequest: ({ context }) => canQueueRequest(context),
+    isRunningWriter: when(['writer.settled'], isRunningWriter),
+    pendingRequestCanStart: when(['writer.settled'], pendingRequestCanStart),
+    // rebuild
+    checkpointsOff: ({ context }) => !context.input.checkpointEnabled,
+    memoryWritesOff: ({ context }) => context.input.memoryWriteDisabled,
+    hasUsableCheckpoint: when(['rebuild.requested'], hasUsableCheckpoint),
+    hasRunningWriter: ({ context }) => hasRunningWriter(context),
+    rebuildNeedsWriter: when(['rebuild.requested'], rebuildNeedsWriter),
+    isAwaitedWriter: when(['writer.settled'], isAwaitedWriter),
+    rendersAfterSettle: when(['writer.settled'], rendersAfterSettle),
+    isWaitTimer: when(['timer.fired'], isWaitTimer),
+    rendersOnTimeout: ({ context }) => rendersOnTimeout(context),
+    isCurrentRebuild: when(['rebuild.rendered', 'rebuild.compacted', 'rebuild.abandoned'], isCurrentRebuild),
+    renderSucceeded: when(['rebuild.rendered'], (_ctx, event) => renderSucceeded(event)),
+    // lifecycle
+    isCloseTimer: when(['timer.fired'], isCloseTimer),
   },
 }).createMachine({
   id: 'session',
   type: 'parallel',
   context: ({ input }) => initialSessionContext(input),
-  on: {
-    '*': {
-      actions: enqueueActions(({ context, event, enqueue }) => {
-        const plan = planSessionEvent(context, event);
-        enqueue.assign(() => plan.context);
-        for (const effect of plan.effects) enqueue({ type: 'effect', params: effect });
-      }),
-    },
-  },
+  // No region reacts to the task tree: it is data.
+  on: { 'tasks.replaced': { actions: 'replaceTasks' } },
   states: {
     slot: {
       initial: 'idle',
       states: {
         idle: {
-          always: [
-            { guard: 'writerRunningOnly', target: 'running' },
-            { guard: 'writerRunningPending', target: 'runningPending' },
-          ],
+          on: {
+            'messages.appended': [
+              {
+                guard: and(['reachesSeveralRungs', 'canStartRungWriter']),
+                target: 'runningPending',
+                actions: ['indexMessages', 'announceCrossedRungs', startForRung, queueFor('threshold'), 'markRungsCrossed'],
+              },
+              { guard: 'canStartRungWriter', target: 'running', actions: ['indexMessages', 'announceCrossedRungs', startForRung, 'markRungsCrossed'] },
+              // The rungs fire (and are consumed) although no writer can start: nothing new to cover.
+              { guard: 'reachesRung', actions: ['indexMessages', 'announceCrossedRungs', 'markRungsCrossed'] },
+              { actions: 'indexMessages' },
+            ],
+            'checkpoint.requested': [
+              { guard: 'canStartWriter', target: 'running', actions: [startFor('manual'), { type: 'replyToCheckpoint', params: { result: 'started' } }] },
+              { actions: 'refuseCheckpoint' },
+            ],
+            'rebuild.requested': { guard: and([stateIn('#session.rebuild.idle'), 'rebuildNeedsWriter']), target: 'running', actions: startFor('rebuild') },
+            'drain.requested': { actions: 'drain' },
+          },
         },
         running: {
-          always: [
-            { guard: 'writerIdle', target: 'idle' },
-            { guard: 'writerRunningPending', target: 'runningPending' },
-          ],
+          on: {
+            'messages.appended': { actions: 'indexMessages' },
+            'checkpoint.requested': [
+              {
+                guard: 'canQueueRequest',
+                target: 'runningPending',
+                actions: [queueFor('manual'), { type: 'replyToCheckpoint', params: { result: 'queued', reason: 'writer running' } }],
+              },
+              { actions: 'refuseCheckpoint' },
+            ],
+            'writer.settled': { guard: 'isRunningWriter', target: 'idle', actions: ['settleWriter', 'publishIdleStatus'] },
+            'drain.requested': { actions: 'drain' },
+          },
         },
         runningPending: {
-          always: [
-            { guard: 'writerIdle', target: 'idle' },
-            { guard: 'writerRunningOnly', target: 'running' },
-          ],
+          on: {
+            'messages.appended': { actions: 'indexMessages' },
+            'checkpoint.requested': [
+              {
+                guard: 'canQueueRequest',
+                target: 'runningPending',
+                actions: [queueFor('manual'), { type: 'replyToCheckpoint', params: { result: 'queued', reason: 'replaced pending request' } }],
+              },
+              { actions: 'refuseCheckpoint' },
+            ],
+            'writer.settled': [
+              // The pending request is evaluated against the conversation as it is now; a closing session drops it.
+              { guard: and(['isRunningWriter', notClosing, 'pendingRequestCanStart']), target: 'running', actions: ['settleWriter', startFor('pending')] },
+              { guard: 'isRunningWriter', target: 'idle', actions: ['settleWriter', 'publishIdleStatus'] },
+            ],
+            'drain.requested': { target: 'running', actions: 'drain' },
+            'close.requested': { guard: notClosing, target: 'running', actions: 'dropPendingRequest' },
+          },
+        },
+      },
+    },
+    rebuild: {
+      initial: 'idle',
+      states: {
+        idle: {
+          on: {
+            'rebuild.requested': [
+              { guard: 'checkpointsOff', target: 'compacting', actions: [beginAs('needed'), compactWith('checkpoint-off')] },
+              { guard: 'memoryWritesOff', target: 'compacting', actions: [beginAs('needed'), compactWith('memory-write-off')] },
+              {
+                guard: and(['hasUsableCheckpoint', 'hasRunningWriter']),
+                target: 'waiting',
+                actions: [beginAs('usable'), { type: 'awaitWriter', params: ({ event }) => ({ ms: Math.min(event.inFlightWaitMs, event.waitMs) }) }],
+              },
+              { guard: 'hasUsableCheckpoint', target: 'rendering', actions: [beginAs('usable'), 'renderRebuild'] },
+              { guard: 'hasRunningWriter', target: 'waiting', actions: [beginAs('needed'), { type: 'awaitWriter', params: ({ event }) => ({ ms: event.waitMs }) }] },
+              // The slot region started the writer in this step.
+              { guard: 'rebuildNeedsWriter', target: 'waiting', actions: [beginAs('needed'), { type: 'awaitWriter', params: ({ event }) => ({ ms: event.waitMs }) }] },
+              { target: 'compacting', actions: [beginAs('needed'), compactWith('compacted')] },
+            ],
+          },
+        },
+        waiting: {
+          on: {
+            'rebuild.requested': refuse,
+            'writer.settled': [
+              { guard: and(['isAwaitedWriter', 'rendersAfterSettle']), target: 'rendering', actions: ['cancelWaitTimer', 'renderRebuild'] },
+              { guard: 'isAwaitedWriter', target: 'compacting', actions: ['cancelWaitTimer', compactWith('compacted')] },
+            ],
+            // The writer keeps running; the rebuild goes on with what is on disk.
+            'timer.fired': [
+              { guard: and(['isWaitTimer', 'rendersOnTimeout']), target: 'rendering', actions: 'renderRebuild' },
+              { guard: 'isWaitTimer', target: 'compacting', actions: compactWith('compacted') },
+            ],
+            'rebuild.abandoned': abandon,
+          },
+        },
+        rendering: {
+          on: {
+            'rebuild.requested': refuse,
+            'rebuild.rendered': [
+              { guard: and(['isCurrentRebuild', 'renderSucceeded']), target: 'idle', actions: 'adoptRenderedContext' },
+              { guard: 'isCurrentRebuild', target: 'idle', actions: 'answerRenderFailed' },
+            ],
+            'rebuild.abandoned': abandon,
+          },
+        },
+        compacting: {
+          on: {
+            'rebuild.requested': refuse,
+            'rebuild.compacted': { guard: 'isCurrentRebuild', target: 'idle', actions: 'adoptCompactedContext' },
+            'rebuild.abandoned': abandon,
+          },
         },
       },
     },
     lifecycle: {
       initial: 'active',
       states: {
-        active: { always: [{ guard: 'closed', target: 'closed' }, { guard: 'closing', target: 'closing' }] },
-        closing: { always: [{ guard: 'closed', target: 'closed' }, { guard: 'open', target: 'active' }] },
-        closed: { always: [{ guard: 'open', target: 'active' }] },
+        active: {
+          on: {
+            'close.requested': [
+              { guard: 'hasRunningWriter', target: 'closing', actions: 'awaitWriterBeforeClose' },
+              { target: 'closed', actions: 'closeNow' },
+            ],
+            'session.resumed': { actions: 'resume' },
+          },
+        },
+        closing: {
+          on: {
+            'close.requested': { actions: 'refuseClose' },
+            'writer.settled': { guard: 'isRunningWriter', target: 'closed', actions: 'finishClose' },
+            'timer.fired': { guard: 'isCloseTimer', actions: 'cancelClosingWriter' },
+            'session.resumed': { actions: 'resume' },
+          },
+        },
+        closed: {
+          on: {
+            'close.requested': [
+              // Only if input reached a closed session and started a writer (the runtime refuses such input).
+              { guard: 'hasRunningWriter', target: 'closing', actions: 'awaitWriterBeforeClose' },
+              { actions: 'closeNow' },
+            ],
+            'session.resumed': { target: 'active', actions: 'resume' },
+          },
+        },
       },
     },
   },

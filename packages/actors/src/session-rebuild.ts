@@ -1,10 +1,15 @@
+import type { RebuildOutcome } from '@baton/protocol';
 import { computeBoundaryIndex, type MessageIndexEntry } from './boundary.ts';
 import type { RebuildInProgress, SessionContext } from './session-context.ts';
-import type { RebuildOutcome } from '@baton/protocol';
-import type { SessionEffect } from './session-effects.ts';
 import type { SessionEvent } from './session-events.ts';
-import { requestWriter } from './writer-request.ts';
+import { watermarkAfter } from './session-slot.ts';
+import type { Emit, Events, SessionStep } from './session-step.ts';
+import { canStartWriter } from './writer-request.ts';
 
+/**
+ * The rebuild decision chain (SPEC §2.6 / reference §9.2) and its results: guards and action bodies of the rebuild
+ * region's transitions (idle → waiting | rendering | compacting → idle).
+ */
 
 /** Status texts shown to the user for each outcome. */
 export const REBUILD_STATUS: Readonly<Record<RebuildOutcome, string>> = {
@@ -15,63 +20,93 @@ export const REBUILD_STATUS: Readonly<Record<RebuildOutcome, string>> = {
   'memory-write-off': 'Memory writing is off (memory.disable_write), so the conversation was compacted instead of rebuilt. Set memory.disable_write to false to restore continuity.',
 };
 
-type Events<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
-
-function timerId(ctx: SessionContext): string {
-  return `${ctx.input.sessionId}-rebuild${ctx.rebuildSeq}-wait`;
+/** The rebuild in progress; the rebuild region is not idle whenever an action below runs. */
+function current(ctx: SessionContext): RebuildInProgress {
+  if (ctx.rebuild === null) throw new Error('rebuild action taken without a rebuild in progress');
+  return ctx.rebuild;
 }
 
-function compact(ctx: SessionContext, rebuild: RebuildInProgress, outcome: RebuildInProgress['compactOutcome'], effects: SessionEffect[]): SessionContext {
-  const b = computeBoundaryIndex(ctx.index, ctx.input.tail);
-  effects.push({ kind: 'rebuild.compact', requestId: rebuild.requestId, boundary: b >= 0 ? (ctx.index[b]?.id ?? null) : null });
-  return { ...ctx, rebuild: { ...rebuild, phase: 'compacting', compactOutcome: outcome, timerId: null } };
+/** Guard: the watermark and checkpoint.md exist, so only an in-flight writer is awaited before rendering. */
+export function hasUsableCheckpoint(ctx: SessionContext, event: Events<'rebuild.requested'>): boolean {
+  return ctx.watermark !== null && event.checkpointExists;
 }
 
-function render(ctx: SessionContext, rebuild: RebuildInProgress, effects: SessionEffect[]): SessionContext {
-  const watermark = ctx.watermark;
-  if (watermark === null) return compact(ctx, rebuild, 'compacted', effects);
-  effects.push({ kind: 'rebuild.render', requestId: rebuild.requestId, watermark });
-  return { ...ctx, rebuild: { ...rebuild, phase: 'rendering', timerId: null } };
+/** Guard: the rebuild has to ask the (free) writer slot for a writer — the slot region starts it in the same step. */
+export function rebuildNeedsWriter(ctx: SessionContext, event: Events<'rebuild.requested'>): boolean {
+  return ctx.input.checkpointEnabled && !ctx.input.memoryWriteDisabled && !hasUsableCheckpoint(ctx, event) && canStartWriter(ctx);
 }
 
-function wait(ctx: SessionContext, rebuild: RebuildInProgress, ms: number, effects: SessionEffect[]): SessionContext {
-  const id = timerId(ctx);
-  effects.push({ kind: 'timer.start', timerId: id, ms });
+/** Guard: the settlement is the one of the writer the rebuild waits for. */
+export function isAwaitedWriter(ctx: SessionContext, settled: Events<'writer.settled'>): boolean {
+  return ctx.rebuild?.writerId === settled.writerId;
+}
+
+/** Guard: once the awaited writer settled there is a checkpoint to render (any outcome if one was usable before). */
+export function rendersAfterSettle(ctx: SessionContext, settled: Events<'writer.settled'>): boolean {
+  return (current(ctx).mode === 'usable' || settled.outcome === 'success') && watermarkAfter(ctx, settled) !== null;
+}
+
+/** Guard: the timer is the one of the current wait (a late one of a finished wait changes nothing). */
+export function isWaitTimer(ctx: SessionContext, fired: Events<'timer.fired'>): boolean {
+  return ctx.rebuild?.timerId === fired.timerId;
+}
+
+/** Guard: after a wait that ran out, what is on disk can be rendered (a checkpoint was usable before the wait). */
+export function rendersOnTimeout(ctx: SessionContext): boolean {
+  return current(ctx).mode === 'usable' && ctx.watermark !== null;
+}
+
+/** Guard: a result or an abandonment of the rebuild in progress (not a late one of an earlier request). */
+export function isCurrentRebuild(ctx: SessionContext, event: Events<'rebuild.rendered' | 'rebuild.compacted' | 'rebuild.abandoned'>): boolean {
+  return ctx.rebuild?.requestId === event.requestId;
+}
+
+/** Starts a rebuild for the request; the next action decides how it goes on (wait, render or compact). */
+export const beginRebuild: SessionStep<Events<'rebuild.requested'>, { readonly mode: RebuildInProgress['mode'] }> = (ctx, event, _emit, { mode }) => ({
+  ...ctx,
+  rebuildSeq: ctx.rebuildSeq + 1,
+  rebuild: { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode, writerId: null, timerId: null, compactOutcome: 'compacted' },
+});
+
+/** One rebuild at a time; the runtime refuses a second one before logging it, so this only guards the machine. */
+export const refuseRebuild: SessionStep<Events<'rebuild.requested'>> = (ctx, event, emit) => {
+  emit({ kind: 'rebuild.reply', requestId: event.requestId, outcome: 'insert-failed', coveredUpTo: null, statusText: 'A rebuild is already in progress.', withContext: false });
+  return ctx;
+};
+
+/** Waits for the running writer, with a logged timer of `ms`. */
+export const awaitWriter: SessionStep<SessionEvent, { readonly ms: number }> = (ctx, _event, emit, { ms }) => {
+  const rebuild = current(ctx);
+  const timerId = `${ctx.input.sessionId}-rebuild${ctx.rebuildSeq}-wait`;
+  emit({ kind: 'timer.start', timerId, ms });
   // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status (reference §9.2 step 5);
   // only a wait before rendering a usable checkpoint is "Preparing conversation context…" (reference §9.5).
-  if (rebuild.mode === 'usable') effects.push({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
-  return { ...ctx, rebuild: { ...rebuild, phase: 'waiting', timerId: id, writerId: ctx.writer?.writerId ?? null } };
-}
+  if (rebuild.mode === 'usable') emit({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
+  return { ...ctx, rebuild: { ...rebuild, phase: 'waiting', timerId, writerId: ctx.writer?.writerId ?? null } };
+};
 
-/** The decision chain of SPEC §2.6 / reference §9.2, run when a rebuild is requested. */
-function requested(ctx: SessionContext, event: Events<'rebuild.requested'>, effects: SessionEffect[]): SessionContext {
-  if (ctx.rebuild !== null) {
-    // One rebuild at a time; the runtime refuses a second one before logging it, so this is only a guard.
-    effects.push({ kind: 'rebuild.reply', requestId: event.requestId, outcome: 'insert-failed', coveredUpTo: null, statusText: 'A rebuild is already in progress.', withContext: false });
-    return ctx;
-  }
-  const base: SessionContext = { ...ctx, rebuildSeq: ctx.rebuildSeq + 1 };
-  const rebuild: RebuildInProgress = { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode: 'needed', writerId: null, timerId: null, compactOutcome: 'compacted' };
-  if (!ctx.input.checkpointEnabled) return compact(base, rebuild, 'checkpoint-off', effects);
-  if (ctx.input.memoryWriteDisabled) return compact(base, rebuild, 'memory-write-off', effects);
-  if (ctx.watermark !== null && event.checkpointExists) {
-    const usable = { ...rebuild, mode: 'usable' as const };
-    return ctx.writer !== null ? wait(base, usable, Math.min(event.inFlightWaitMs, event.waitMs), effects) : render(base, usable, effects);
-  }
-  if (ctx.writer !== null) return wait(base, rebuild, event.waitMs, effects);
-  const [started, res] = requestWriter(base, 'rebuild', effects);
-  if (res.result !== 'started') return compact(started, rebuild, 'compacted', effects);
-  return wait(started, rebuild, event.waitMs, effects);
-}
+/** The writer settled first: its wait timer is cancelled. */
+export const cancelWaitTimer: SessionStep = (ctx, _event, emit) => {
+  const { timerId } = current(ctx);
+  if (timerId !== null) emit({ kind: 'timer.cancel', timerId });
+  return ctx;
+};
 
-/** Continues a waiting rebuild once the awaited writer settled (called after the settlement was folded). */
-export function rebuildAfterSettle(ctx: SessionContext, settled: Events<'writer.settled'>, effects: SessionEffect[]): SessionContext {
-  const rebuild = ctx.rebuild;
-  if (rebuild === null || rebuild.phase !== 'waiting' || rebuild.writerId !== settled.writerId) return ctx;
-  if (rebuild.timerId !== null) effects.push({ kind: 'timer.cancel', timerId: rebuild.timerId });
-  if (rebuild.mode === 'usable' || settled.outcome === 'success') return render(ctx, rebuild, effects);
-  return compact(ctx, rebuild, 'compacted', effects);
-}
+/** Renders the boundary message from the memory files and cuts the tail after the watermark (in the worker). */
+export const renderRebuild: SessionStep = (ctx, _event, emit) => {
+  const rebuild = current(ctx);
+  if (ctx.watermark === null) throw new Error('renderRebuild taken without a watermark');
+  emit({ kind: 'rebuild.render', requestId: rebuild.requestId, watermark: ctx.watermark });
+  return { ...ctx, rebuild: { ...rebuild, phase: 'rendering', timerId: null } };
+};
+
+/** Summarises the conversation up to the boundary a writer would cover (in the worker); `outcome` is reported. */
+export const compactRebuild: SessionStep<SessionEvent, { readonly outcome: RebuildInProgress['compactOutcome'] }> = (ctx, _event, emit, { outcome }) => {
+  const rebuild = current(ctx);
+  const b = computeBoundaryIndex(ctx.index, ctx.input.tail);
+  emit({ kind: 'rebuild.compact', requestId: rebuild.requestId, boundary: b >= 0 ? (ctx.index[b]?.id ?? null) : null });
+  return { ...ctx, rebuild: { ...rebuild, phase: 'compacting', compactOutcome: outcome, timerId: null } };
+};
 
 /** Re-bases the session on its new context: the boundary message then the preserved tail; the ladder re-arms. */
 function rebase(ctx: SessionContext, boundary: MessageIndexEntry, tailIds: readonly string[]): SessionContext {
@@ -80,49 +115,40 @@ function rebase(ctx: SessionContext, boundary: MessageIndexEntry, tailIds: reado
   return { ...ctx, index: [boundary, ...tail], crossed: [], recoveryGate: null, usageRecovered: true };
 }
 
-function finish(ctx: SessionContext, outcome: RebuildOutcome, coveredUpTo: string | null, withContext: boolean, effects: SessionEffect[]): SessionContext {
-  const rebuild = ctx.rebuild;
-  if (rebuild === null) return ctx;
-  effects.push({ kind: 'rebuild.reply', requestId: rebuild.requestId, outcome, coveredUpTo, statusText: REBUILD_STATUS[outcome], withContext });
-  effects.push({ kind: 'publish', event: { type: 'rebuild.completed', outcome, covered_up_to: coveredUpTo } });
-  effects.push({ kind: 'publish', event: { type: 'status', text: ctx.writer !== null ? 'Writing checkpoint…' : '' } });
+/** Answers the request and publishes the outcome; the rebuild is over. */
+function finish(ctx: SessionContext, outcome: RebuildOutcome, coveredUpTo: string | null, withContext: boolean, emit: Emit): SessionContext {
+  const { requestId } = current(ctx);
+  emit({ kind: 'rebuild.reply', requestId, outcome, coveredUpTo, statusText: REBUILD_STATUS[outcome], withContext });
+  emit({ kind: 'publish', event: { type: 'rebuild.completed', outcome, covered_up_to: coveredUpTo } });
+  emit({ kind: 'publish', event: { type: 'status', text: ctx.writer !== null ? 'Writing checkpoint…' : '' } });
   return { ...ctx, rebuild: null };
 }
 
-/** Folds the rebuild events; returns null for events this module does not handle. */
-export function onRebuildEvent(ctx: SessionContext, event: SessionEvent, effects: SessionEffect[]): SessionContext | null {
-  switch (event.type) {
-    case 'rebuild.requested':
-      return requested(ctx, event, effects);
-    case 'timer.fired': {
-      const rebuild = ctx.rebuild;
-      // A timer that is no longer awaited (the writer settled first) changes nothing.
-      if (rebuild === null || rebuild.phase !== 'waiting' || rebuild.timerId !== event.timerId) return ctx;
-      // The writer keeps running; the rebuild goes on with what is on disk.
-      return rebuild.mode === 'usable' ? render(ctx, rebuild, effects) : compact(ctx, rebuild, 'compacted', effects);
-    }
-    case 'rebuild.rendered': {
-      const rebuild = ctx.rebuild;
-      if (rebuild === null || rebuild.phase !== 'rendering' || rebuild.requestId !== event.requestId) return ctx;
-      if (!event.ok || event.boundary === undefined) return finish(ctx, 'insert-failed', null, false, effects);
-      return finish(rebase(ctx, event.boundary, event.tailIds), 'rebuilt', ctx.watermark, true, effects);
-    }
-    case 'rebuild.abandoned': {
-      const rebuild = ctx.rebuild;
-      if (rebuild === null || rebuild.requestId !== event.requestId) return ctx;
-      if (rebuild.timerId !== null) effects.push({ kind: 'timer.cancel', timerId: rebuild.timerId });
-      return { ...ctx, rebuild: null };
-    }
-    case 'rebuild.compacted': {
-      const rebuild = ctx.rebuild;
-      if (rebuild === null || rebuild.phase !== 'compacting' || rebuild.requestId !== event.requestId) return ctx;
-      const covered = coveredBefore(ctx.index, event.tailIds);
-      return finish(rebase(ctx, event.boundary, event.tailIds), rebuild.compactOutcome, covered, true, effects);
-    }
-    default:
-      return null;
-  }
+export function renderSucceeded(event: Events<'rebuild.rendered'>): boolean {
+  return event.ok && event.boundary !== undefined;
 }
+
+/** The session continues from the rendered boundary message and the tail after the watermark. */
+export const adoptRenderedContext: SessionStep<Events<'rebuild.rendered'>> = (ctx, event, emit) => {
+  if (event.boundary === undefined) throw new Error('adoptRenderedContext taken without a boundary message');
+  return finish(rebase(ctx, event.boundary, event.tailIds), 'rebuilt', ctx.watermark, true, emit);
+};
+
+/** The checkpoint could not be rendered: the conversation is left as it was. */
+export const answerRenderFailed: SessionStep<Events<'rebuild.rendered'>> = (ctx, _event, emit) => finish(ctx, 'insert-failed', null, false, emit);
+
+/** The session continues from the summary and the preserved tail. */
+export const adoptCompactedContext: SessionStep<Events<'rebuild.compacted'>> = (ctx, event, emit) => {
+  const covered = coveredBefore(ctx.index, event.tailIds);
+  return finish(rebase(ctx, event.boundary, event.tailIds), current(ctx).compactOutcome, covered, true, emit);
+};
+
+/** A rebuild whose requester is gone (the daemon restarted while it ran): dropped without an answer. */
+export const abandonRebuild: SessionStep<Events<'rebuild.abandoned'>> = (ctx, _event, emit) => {
+  const { timerId } = current(ctx);
+  if (timerId !== null) emit({ kind: 'timer.cancel', timerId });
+  return { ...ctx, rebuild: null };
+};
 
 /** The newest message not in the tail: what the summary covered. */
 function coveredBefore(index: readonly MessageIndexEntry[], tailIds: readonly string[]): string | null {

@@ -1,51 +1,45 @@
+import type { WriterMode } from '@baton/protocol';
 import { computeBoundaryIndex, deltaStartIndex } from './boundary.ts';
 import type { SessionContext } from './session-context.ts';
-import type { WriterTrigger } from '@baton/protocol';
-import type { SessionEffect } from './session-effects.ts';
 
-export type RequestResult = { result: 'started' | 'queued' | 'skipped'; reason?: string };
+/** What a request for a writer does in the current context: start one, queue behind the running one, or nothing. */
+export type SlotClaim =
+  | { readonly result: 'started'; readonly writerId: string; readonly boundary: string; readonly mode: WriterMode; readonly deltaFrom: string | null }
+  | { readonly result: 'queued' }
+  | { readonly result: 'skipped'; readonly reason: string };
 
 /**
- * Tries to claim the writer slot for one request. The slot is claimed in the same step that decides to start
- * (reference §7.6-I fix), so two requests can never both start a writer.
+ * Decides a request for the writer slot (reference §7.6-I): switches off or draining skip it, a running writer queues
+ * it, otherwise a writer starts when the main slice has a boundary (and, in delta mode, something new since the
+ * watermark). The machine claims the slot in the same transition that decides to start, so two requests can never
+ * both start a writer.
  */
-export function requestWriter(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEffect[], rung: number | null = null): [SessionContext, RequestResult] {
+export function claimWriterSlot(ctx: SessionContext): SlotClaim {
   const { input } = ctx;
-  if (!input.checkpointEnabled) return [ctx, { result: 'skipped', reason: 'checkpoint disabled' }];
-  if (input.memoryWriteDisabled) return [ctx, { result: 'skipped', reason: 'memory.disable_write is true' }];
-  if (ctx.draining) return [ctx, { result: 'skipped', reason: 'the daemon is draining' }];
-  if (ctx.writer !== null) {
-    effects.push({ kind: 'publish', event: { type: 'writer.queued' } });
-    return [{ ...ctx, pending: trigger }, { result: 'queued', reason: ctx.pending === null ? 'writer running' : 'replaced pending request' }];
-  }
-  if (ctx.index.length === 0) return [ctx, { result: 'skipped', reason: 'main slice is empty' }];
+  if (!input.checkpointEnabled) return { result: 'skipped', reason: 'checkpoint disabled' };
+  if (input.memoryWriteDisabled) return { result: 'skipped', reason: 'memory.disable_write is true' };
+  if (ctx.draining) return { result: 'skipped', reason: 'the daemon is draining' };
+  if (ctx.writer !== null) return { result: 'queued' };
+  if (ctx.index.length === 0) return { result: 'skipped', reason: 'main slice is empty' };
   const b = computeBoundaryIndex(ctx.index, input.tail);
   const boundary = b >= 0 ? ctx.index[b] : undefined;
-  if (boundary === undefined) return [ctx, { result: 'skipped', reason: 'no boundary keeps tool calls with their results' }];
+  if (boundary === undefined) return { result: 'skipped', reason: 'no boundary keeps tool calls with their results' };
   let deltaFrom: string | null = null;
   if (!input.fork) {
     const start = deltaStartIndex(ctx.index, ctx.watermark);
     const wIdx = ctx.watermark === null ? -1 : ctx.index.findIndex((m) => m.id === ctx.watermark);
-    if (start > b || (wIdx >= b && wIdx >= 0)) return [ctx, { result: 'skipped', reason: 'nothing new since the watermark' }];
+    if (start > b || (wIdx >= b && wIdx >= 0)) return { result: 'skipped', reason: 'nothing new since the watermark' };
     deltaFrom = ctx.index[start]?.id ?? null;
   }
-  const writerId = `${input.sessionId}-w${ctx.writerSeq + 1}`;
-  const mode = input.fork ? 'fork' : 'delta';
-  effects.push({ kind: 'writer.start', writerId, boundary: boundary.id, mode, deltaFrom, trigger, watermark: ctx.watermark });
-  effects.push({
-    kind: 'publish',
-    event: {
-      type: 'writer.started',
-      writer_id: writerId,
-      covers_up_to: boundary.id,
-      mode,
-      trigger,
-      ...(input.forkUnavailableReason !== null && !input.fork ? { reason: input.forkUnavailableReason } : {}),
-    },
-  });
-  effects.push({ kind: 'publish', event: { type: 'status', text: 'Writing checkpoint…' } });
-  return [
-    { ...ctx, writer: { writerId, boundary: boundary.id, mode, trigger, rung, firedAt: ctx.tokens }, writerSeq: ctx.writerSeq + 1 },
-    { result: 'started' },
-  ];
+  return { result: 'started', writerId: `${input.sessionId}-w${ctx.writerSeq + 1}`, boundary: boundary.id, mode: input.fork ? 'fork' : 'delta', deltaFrom };
+}
+
+/** Guard: a request now starts a writer. */
+export function canStartWriter(ctx: SessionContext): boolean {
+  return claimWriterSlot(ctx).result === 'started';
+}
+
+/** Guard: a request now queues behind the running writer (or replaces the pending one). */
+export function canQueueRequest(ctx: SessionContext): boolean {
+  return claimWriterSlot(ctx).result === 'queued';
 }

@@ -49,14 +49,14 @@ describe('session machine', () => {
     ]);
     expect(types(r.effects[0]!)).toEqual(['threshold.crossed', 'writer.start', 'writer.started', 'status']);
     expect(r.effects[1]).toEqual([]);
-    expect(r.snapshot.value).toEqual({ slot: 'running', lifecycle: 'active' });
+    expect(r.snapshot.value).toEqual({ slot: 'running', rebuild: 'idle', lifecycle: 'active' });
     expect(r.ctx.crossed).toEqual([20_000]);
   });
 
   it('gives one started and one queued request when several rungs are crossed at once', () => {
     const r = run([{ type: 'messages.appended', messages: [user(), assistant(10), user(), assistant(45_000)] }]);
     expect(types(r.effects[0]!)).toEqual(['threshold.crossed', 'threshold.crossed', 'writer.start', 'writer.started', 'status', 'writer.queued']);
-    expect(r.snapshot.value).toEqual({ slot: 'runningPending', lifecycle: 'active' });
+    expect(r.snapshot.value).toEqual({ slot: 'runningPending', rebuild: 'idle', lifecycle: 'active' });
   });
 
   it('defers rungs while a writer runs and advances the watermark to the start-time boundary on success', () => {
@@ -103,14 +103,14 @@ describe('session machine', () => {
       { type: 'checkpoint.requested', requestId: 'r1' },
       { type: 'close.requested', requestId: 'c1', waitMs: 120_000 },
     ]);
-    expect(r.snapshot.value).toEqual({ slot: 'running', lifecycle: 'closing' });
+    expect(r.snapshot.value).toEqual({ slot: 'running', rebuild: 'idle', lifecycle: 'closing' });
     const id = r.ctx.writer!.writerId;
     let s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'writer.settled', writerId: id, outcome: 'failure', failure: { kind: 'transient', retryable: true } });
-    expect(s.snapshot.value).toEqual({ slot: 'idle', lifecycle: 'closed' });
+    expect(s.snapshot.value).toEqual({ slot: 'idle', rebuild: 'idle', lifecycle: 'closed' });
     expect(types(s.effects)).toContain('reply:closed');
     expect((s.snapshot.context as SessionContext).watermark).toBeNull();
     s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, s.snapshot, { type: 'session.resumed' });
-    expect(s.snapshot.value).toEqual({ slot: 'idle', lifecycle: 'active' });
+    expect(s.snapshot.value).toEqual({ slot: 'idle', rebuild: 'idle', lifecycle: 'active' });
   });
 });
 

@@ -8,8 +8,23 @@ import type { WriterEffect } from '../../src/writer-effects.ts';
 import { WriterEventSchema, type WriterEvent } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
 import { Checks, effectCollector } from './graph-harness.ts';
-import { FULL_GEN, MODEL_INPUT, SessionMonitor, checkSessionState, sessionEvents, sessionNoise, type SessionSnapshot } from './session-harness.ts';
-import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, checkWriterState, writerNoise, type WriterSnapshot } from './writer-harness.ts';
+import {
+  FULL_GEN,
+  MODEL_INPUT,
+  SessionMonitor,
+  checkSessionState,
+  sessionEvents,
+  sessionNoise,
+  type SessionSnapshot,
+} from './session-harness.ts';
+import {
+  WRITER_EVENTS,
+  WRITER_INPUT,
+  WriterMonitor,
+  checkWriterState,
+  writerNoise,
+  type WriterSnapshot,
+} from './writer-harness.ts';
 
 /**
  * Random event sequences (fast-check) against the same invariants as the model check: sensible events picked from

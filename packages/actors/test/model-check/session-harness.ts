@@ -182,6 +182,9 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
     if (rb?.phase === 'compacting') {
       add('compacted', { type: 'rebuild.compacted', requestId: rb.requestId, source: 'model', boundary: boundaryEntry(ctx), tailIds: tailAfterCompaction(ctx) });
     }
+    // A restart drops the rebuild in progress (its requester is gone); a late one names a finished request.
+    if (rb !== null) add('abandoned', { type: 'rebuild.abandoned', requestId: rb.requestId, reason: 'daemon restarted' });
+    else if (ctx.rebuildSeq > 0) add('abandoned:late', { type: 'rebuild.abandoned', requestId: `rb${ctx.rebuildSeq}`, reason: 'daemon restarted' });
     if (ctx.rebuildSeq > 0 && (rb === null || rb.phase === 'waiting')) {
       // Late or out-of-order results for the latest request.
       const requestId = `rb${ctx.rebuildSeq}`;
@@ -273,8 +276,10 @@ export function sessionNoise(s: SessionSnapshot, pick: number): SessionEvent {
 /** Invariants of one reachable state. */
 export function checkSessionState(snapshot: SessionSnapshot, check: Checks): void {
   const c = snapshot.context;
-  const value = snapshot.value as { slot: string; lifecycle: string };
+  const value = snapshot.value;
   check.that(value.slot === slotOf(c), `slot region ${value.slot} disagrees with the context (${slotOf(c)})`);
+  const rebuild = c.rebuild?.phase ?? 'idle';
+  check.that(value.rebuild === rebuild, `rebuild region ${value.rebuild} disagrees with the context (${rebuild})`);
   const lifecycle = c.closed ? 'closed' : c.closeRequestId !== null ? 'closing' : 'active';
   check.that(value.lifecycle === lifecycle, `lifecycle region ${value.lifecycle} disagrees with the context (${lifecycle})`);
   check.that(c.pending === null || c.writer !== null, 'a pending request without a running writer');
@@ -429,6 +434,11 @@ export class SessionMonitor {
       check.that(closeReplies.length === 1 && closeReplies[0]?.kind === 'reply' && closeReplies[0].requestId === prev.closeRequestId && next.closed, 'a finished close is not answered once');
     } else {
       check.that(closeReplies.length === 0, `${event.type} answered a close`);
+    }
+    if (event.type === 'rebuild.abandoned' && prev.rebuild?.requestId === event.requestId) {
+      // Dropped without an answer: its requester is gone. A reply for it later would be one without a request.
+      check.that(replies.length === 0 && next.rebuild === null, 'an abandoned rebuild was answered or kept');
+      this.rebuilds.delete(event.requestId);
     }
     for (const [id, n] of this.rebuilds) {
       check.that(n === (next.rebuild?.requestId === id ? 0 : 1), `rebuild ${id} finished without exactly one reply (${n})`);

@@ -5,8 +5,25 @@ import type { WriterEffect } from '../../src/writer-effects.ts';
 import type { WriterEvent } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
 import { planWriterEvent } from './oracle/writer-plan.ts';
-import { Checks, LabelRegistry, checkAdjacency, replayPath, stuckVertices, type Labelled, type Model } from './graph-harness.ts';
-import { WRITER_EVENTS, WRITER_INPUT, WriterMonitor, WriterStepper, abstractWriter, checkWriterState, writerEvents, type WriterSnapshot } from './writer-harness.ts';
+import {
+  Checks,
+  LabelRegistry,
+  checkAdjacency,
+  replayPath,
+  stuckVertices,
+  type Labelled,
+  type Model,
+} from './graph-harness.ts';
+import {
+  WRITER_EVENTS,
+  WRITER_INPUT,
+  WriterMonitor,
+  WriterStepper,
+  abstractWriter,
+  checkWriterState,
+  writerEvents,
+  type WriterSnapshot,
+} from './writer-harness.ts';
 
 /**
  * Model check of one writer run (SPEC §2.3–§2.5): prepare, model turns with tools, empty / reasoning-only stops,

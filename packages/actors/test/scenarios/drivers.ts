@@ -7,7 +7,13 @@ import { foldEvent, foldStart } from '../../src/fold.ts';
 import type { SessionContext } from '../../src/session-context.ts';
 import type { WriterOutcome } from '@baton/protocol';
 import type { SessionPublication, SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
-import { SessionEventSchema, type Failure, type IndexedMessage, type SessionEvent, type SessionInput } from '../../src/session-events.ts';
+import {
+  SessionEventSchema,
+  type Failure,
+  type IndexedMessage,
+  type SessionEvent,
+  type SessionInput,
+} from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import { WriterEventSchema, type WriterEvent, type WriterInput } from '../../src/writer-events.ts';
@@ -45,8 +51,8 @@ export class SessionDriver {
     return this.snapshot.context;
   }
 
-  get value(): { slot: string; lifecycle: string } {
-    return this.snapshot.value as { slot: string; lifecycle: string };
+  get value(): { slot: string; rebuild: string; lifecycle: string } {
+    return this.snapshot.value;
   }
 
   /** Folds one event (validated against the log schema) and returns its effects. */

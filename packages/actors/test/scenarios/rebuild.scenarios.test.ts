@@ -1,8 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { adjustForToolPairs, computeBoundaryIndex, DEFAULT_TAIL_POLICY, type MessageIndexEntry } from '../../src/boundary.ts';
+import {
+  adjustForToolPairs,
+  computeBoundaryIndex,
+  DEFAULT_TAIL_POLICY,
+  type MessageIndexEntry,
+} from '../../src/boundary.ts';
 import { isOverflow } from '../../src/session-context.ts';
 import { REBUILD_STATUS } from '../../src/session-rebuild.ts';
-import { BASE_INPUT, FAILURES, SessionDriver, published, rebuildReplies, starts, statuses, timerStarts } from './drivers.ts';
+import {
+  BASE_INPUT,
+  FAILURES,
+  SessionDriver,
+  published,
+  rebuildReplies,
+  starts,
+  statuses,
+  timerStarts,
+} from './drivers.ts';
 
 /**
  * Reference §13 "Rebuild" (34–41) at the machine level, SPEC §2.6: the decision chain, waits as logged timers, the

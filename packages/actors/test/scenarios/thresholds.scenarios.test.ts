@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { isOverflow } from '../../src/session-context.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import { CHECKPOINT_RESERVED, ThresholdError, defaultLadderPercents, resolveThresholds } from '../../src/thresholds.ts';
-import { BASE_INPUT, CANCELLED, FAILURES, SessionDriver, TRANSIENT, published, rebuildReplies, starts } from './drivers.ts';
+import {
+  BASE_INPUT,
+  CANCELLED,
+  FAILURES,
+  SessionDriver,
+  TRANSIENT,
+  published,
+  rebuildReplies,
+  starts,
+} from './drivers.ts';
 
 /** Reference §13 "Triggering and thresholds" (scenarios 1–9), SPEC §2.1. */
 describe('thresholds scenarios', () => {

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { WriterOutcome } from '@baton/protocol';
-import { CANCELLED, COMMITTED, FAILURES, PREPARED, SessionDriver, TOOLS_DONE, WriterDriver, kinds, published, reply, verdict } from './drivers.ts';
+import {
+  CANCELLED,
+  COMMITTED,
+  FAILURES,
+  PREPARED,
+  SessionDriver,
+  TOOLS_DONE,
+  WriterDriver,
+  kinds,
+  published,
+  reply,
+  verdict,
+} from './drivers.ts';
 
 /**
  * Reference §13 "Writer behavior inside its run" (22, 23, 25, 26) and the missing fork prefix (46), SPEC §2.3–§2.5.

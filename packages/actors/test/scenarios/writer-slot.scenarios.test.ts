@@ -1,6 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { deltaStartIndex, type MessageIndexEntry } from '../../src/boundary.ts';
-import { BASE_INPUT, CANCELLED, FAILURES, PREPARED, SessionDriver, TRANSIENT, WriterDriver, kinds, published, reply, starts, timerStarts, verdict, COMMITTED } from './drivers.ts';
+import {
+  BASE_INPUT,
+  CANCELLED,
+  FAILURES,
+  PREPARED,
+  SessionDriver,
+  TRANSIENT,
+  WriterDriver,
+  kinds,
+  published,
+  reply,
+  starts,
+  timerStarts,
+  verdict,
+  COMMITTED,
+} from './drivers.ts';
 
 /**
  * Reference §13 "Writer start, queue and settlement" (scenarios 10–20) and the fork:false delta (47), SPEC §2.2, §2.5.
@@ -45,7 +60,7 @@ describe('writer slot and settlement scenarios', () => {
     expect(start).toEqual({ kind: 'writer.start', writerId: 's1-w1', boundary: 'm1', mode: 'fork', deltaFrom: null, trigger: 'manual', watermark: null });
     expect(published(r.effects, 'writer.started')).toEqual([{ type: 'writer.started', writer_id: 's1-w1', covers_up_to: 'm1', mode: 'fork', trigger: 'manual' }]);
     expect(published(r.effects, 'status')).toEqual([{ type: 'status', text: 'Writing checkpoint…' }]);
-    expect(s.value).toEqual({ slot: 'running', lifecycle: 'active' });
+    expect(s.value).toEqual({ slot: 'running', rebuild: 'idle', lifecycle: 'active' });
     // Fork mode unavailable: delta mode, and writer.started says why.
     const d = new SessionDriver({ ...BASE_INPUT, fork: false, forkUnavailableReason: 'no writing tool could be mapped' });
     d.turn(5_000);

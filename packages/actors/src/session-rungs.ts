@@ -1,0 +1,99 @@
+import type { Failure } from './session-events.ts';
+import type { RunningWriter, SessionContext } from './session-context.ts';
+import type { Events, SessionStep } from './session-step.ts';
+import { canStartWriter } from './writer-request.ts';
+
+/**
+ * The threshold ladder at work (SPEC §2.1): appended messages update the index and the provider usage, and the rungs
+ * that usage reaches fire once each. These are the guards and action bodies of the slot region's `messages.appended`
+ * transitions; guards see the context before the event, so they look at it with the messages indexed.
+ */
+
+/** Rungs reached by the current usage: the ones not fired yet, or else the final rung once more at the recovery gate. */
+interface Reached {
+  readonly rungs: readonly number[];
+  readonly viaGate: boolean;
+}
+
+const NONE: Reached = { rungs: [], viaGate: false };
+
+/** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */
+export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, event) => {
+  const main = event.messages.filter((m) => m.main);
+  const index = [
+    ...ctx.index,
+    ...main.map(({ id, role, tokens, textual, finished, toolCallIds }) => ({ id, role, tokens, textual, finished, toolCallIds })),
+  ];
+  let tokens = ctx.tokens;
+  let usageRecovered = ctx.usageRecovered;
+  for (const m of main) {
+    if (m.role === 'assistant' && m.finished && m.usageTotal !== null) {
+      tokens = m.usageTotal;
+      usageRecovered = false;
+    }
+  }
+  return { ...ctx, index, tokens, usageRecovered };
+};
+
+function rungsReached(ctx: SessionContext): Reached {
+  const fresh = ctx.input.thresholds.filter((t) => t <= ctx.tokens && !ctx.crossed.includes(t));
+  if (fresh.length > 0) return { rungs: fresh, viaGate: false };
+  const gate = ctx.recoveryGate;
+  // The recovery gate re-fires the final rung exactly once.
+  if (gate === null || ctx.tokens < gate) return NONE;
+  return { rungs: [ctx.input.thresholds.at(-1) ?? gate], viaGate: true };
+}
+
+/**
+ * Rungs that fire now. Rungs are only consumed when a writer could run: disabled switches, a drain and a busy writer
+ * leave them armed, and a usage already recovered by a rebuild fires nothing (reference §9.6).
+ */
+function dueRungs(ctx: SessionContext): Reached {
+  const canFire = ctx.input.checkpointEnabled && !ctx.input.memoryWriteDisabled && !ctx.draining && !ctx.usageRecovered && ctx.writer === null;
+  return canFire ? rungsReached(ctx) : NONE;
+}
+
+const indexed = (ctx: SessionContext, event: Events<'messages.appended'>): SessionContext => indexMessages(ctx, event, () => {}, undefined);
+
+/** Guard: the appended messages make at least one rung fire. */
+export function reachesRung(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
+  return dueRungs(indexed(ctx, event)).rungs.length > 0;
+}
+
+/** Guard: several rungs fire at once (the first starts a writer, the rest collapse into one queued request). */
+export function reachesSeveralRungs(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
+  return dueRungs(indexed(ctx, event)).rungs.length > 1;
+}
+
+/** Guard: a rung fires and the writer it asks for can start. */
+export function canStartRungWriter(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
+  const next = indexed(ctx, event);
+  return dueRungs(next).rungs.length > 0 && canStartWriter(next);
+}
+
+/** The rung a threshold writer starts for: the lowest one firing now. */
+export function firstDueRung(ctx: SessionContext): number | null {
+  return dueRungs(ctx).rungs[0] ?? null;
+}
+
+/** Publishes `threshold.crossed` for every rung that fires now (run before the writer they ask for starts). */
+export const announceCrossedRungs: SessionStep = (ctx, _event, emit) => {
+  for (const threshold of dueRungs(ctx).rungs) emit({ kind: 'publish', event: { type: 'threshold.crossed', threshold, tokens: ctx.tokens } });
+  return ctx;
+};
+
+/** Consumes the rungs that fired (run last: the writer they started already holds the slot), or the recovery gate. */
+export const markRungsCrossed: SessionStep = (ctx) => {
+  const { rungs, viaGate } = rungsReached(ctx);
+  return viaGate ? { ...ctx, recoveryGate: null } : { ...ctx, crossed: [...ctx.crossed, ...rungs] };
+};
+
+/** Gate after a transient failure of the final rung's writer: one rung-step later, capped at `maxAllowed`. */
+export function recoveryGateAfter(ctx: SessionContext, writer: RunningWriter, failure: Failure | undefined): number | null {
+  const rungs = ctx.input.thresholds;
+  const final = rungs.at(-1);
+  if (final === undefined || writer.rung !== final || failure?.kind !== 'transient' || !failure.retryable) return null;
+  const step = rungs.length > 1 ? final - (rungs.at(-2) ?? 0) : final;
+  const gate = Math.min(writer.firedAt + step, ctx.input.maxAllowed);
+  return gate > writer.firedAt ? gate : null;
+}
