@@ -270,7 +270,7 @@ export class BatonDaemon {
     this.#serve(session('rebuild'), RebuildRequestSchema, RebuildReplySchema, (b, id) => this.#sessions.rebuild(sid(id), b.reason, b.wait_ms), perSession);
     this.#serve(session('status'), StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(sid(id)), perSession);
     this.#serve(session('close'), CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(sid(id)), perSession);
-    this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, async () => this.runtimeStatus());
+    this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, () => Promise.resolve(this.runtimeStatus()));
     // Every daemon drains itself: no queue group.
     this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, RuntimeDrainReplySchema, async (b) => {
       const r = await this.drain(b.timeout_ms ?? this.waits.drainMs);

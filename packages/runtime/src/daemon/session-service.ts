@@ -133,7 +133,7 @@ export class SessionService {
     const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, { ...record, ...(keys !== undefined ? { keys } : {}) }]);
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
-    return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq } as StoredSessionRecord;
+    return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
   }
 
   /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */

@@ -95,7 +95,7 @@ export class HostPool {
   }
 
   /** Calls the host of `sessionId`; rejects with the host's error code (`not_found`, …) or `unavailable` once closed. */
-  call<K extends keyof WorkerSide['calls'] & string>(sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
+  call<K extends keyof WorkerSide['calls']>(sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
     if (this.#closed) return Promise.reject(new ProtocolError('unavailable', 'the actor pool is closed'));
     return this.#hostFor(sessionId).rpc.call(kind, request);
   }

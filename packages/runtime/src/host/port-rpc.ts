@@ -42,7 +42,7 @@ export class PortRpc<Local extends PortSide, Remote extends PortSide> {
     if (this.#closedError !== null) return Promise.reject(this.#closedError);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.#pending.set(id, { resolve, reject });
       this.#port.postMessage({ t: 'call', id, kind, body: request } satisfies Frame);
     });
   }
