@@ -246,14 +246,11 @@ export const sessionMachine = setup({
         runningPending: {
           on: {
             'messages.appended': { actions: 'indexMessages' },
-            'checkpoint.requested': [
-              {
-                guard: 'canQueueRequest',
-                target: 'runningPending',
-                actions: [queueFor('manual'), { type: 'replyToCheckpoint', params: { result: 'queued', reason: 'replaced pending request' } }],
-              },
-              { actions: 'refuseCheckpoint' },
-            ],
+            // A drain leaves this state (and the switches were on when the request queued), so a request replaces it.
+            'checkpoint.requested': {
+              target: 'runningPending',
+              actions: [queueFor('manual'), { type: 'replyToCheckpoint', params: { result: 'queued', reason: 'replaced pending request' } }],
+            },
             'writer.settled': [
               // The pending request is evaluated against the conversation as it is now; a closing session drops it.
               { guard: and(['isRunningWriter', notClosing, 'pendingRequestCanStart']), target: 'running', actions: ['settleWriter', startFor('pending')] },

@@ -81,6 +81,15 @@ export const FULL_GEN: SessionGenOptions = {
   close: true,
 };
 
+/** The model check's generators: slot and close without rebuilds, rebuilds without close, the switches, delta mode. */
+export const SLOT_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 1100, 2100, 2500], rebuild: false };
+export const REBUILD_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 3100], subagent: false, settlements: ['success', 'failure:transient', 'cancelled'], close: false };
+export const SWITCH_GEN: SessionGenOptions = { ...REBUILD_GEN, usages: [500, 1100, 3100], drain: false };
+export const DELTA_GEN: SessionGenOptions = { ...SLOT_GEN, usages: [500, 1100, 2100], settlements: ['success', 'failure:transient', 'skipped'], close: false };
+export const CHECKPOINT_OFF_INPUT: SessionInput = { ...MODEL_INPUT, checkpointEnabled: false };
+export const MEMORY_WRITE_OFF_INPUT: SessionInput = { ...MODEL_INPUT, memoryWriteDisabled: true };
+export const DELTA_INPUT: SessionInput = { ...MODEL_INPUT, fork: false, forkUnavailableReason: 'no writing tool' };
+
 export function settlement(writerId: string, label: SettlementLabel): SessionEvent {
   if (label === 'success') return { type: 'writer.settled', writerId, outcome: 'success' };
   if (label === 'cancelled') return { type: 'writer.settled', writerId, outcome: 'cancelled', failure: { kind: 'cancelled', retryable: false }, reason: 'cancelled' };
@@ -147,6 +156,7 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
     for (const u of opts.usages) add(`append:${u}`, appendEvent(ctx, u));
     if (opts.subagent) add('append:subagent', appendEvent(ctx, 2900, false));
     if (opts.manual) add('checkpoint', { type: 'checkpoint.requested', requestId: `cp${ctx.writerSeq}` });
+    add('tasks', { type: 'tasks.replaced', tasks: [{ id: 'T1', status: 'open', summary: 'task' }] });
   }
   if (ctx.writer !== null) for (const s of opts.settlements) add(`settle:${s}`, settlement(ctx.writer.writerId, s));
   if (opts.staleSettlements) {

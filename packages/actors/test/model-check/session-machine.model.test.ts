@@ -7,8 +7,15 @@ import { sessionMachine } from '../../src/session-machine.ts';
 import { planSessionEvent } from './oracle/session-plan.ts';
 import { Checks, LabelRegistry, checkAdjacency, replayPath, stuckVertices, type Model } from './graph-harness.ts';
 import {
+  CHECKPOINT_OFF_INPUT,
+  DELTA_GEN,
+  DELTA_INPUT,
   FULL_GEN,
+  MEMORY_WRITE_OFF_INPUT,
   MODEL_INPUT,
+  REBUILD_GEN,
+  SLOT_GEN,
+  SWITCH_GEN,
   SessionMonitor,
   SessionStepper,
   abstractSession,
@@ -145,9 +152,6 @@ function exploreSimple(name: string, input: SessionInput, family: RegExp, depth:
   return { paths: paths.length, checks: check.count };
 }
 
-const SLOT_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 1100, 2100, 2500], rebuild: false };
-const REBUILD_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 3100], subagent: false, settlements: ['success', 'failure:transient', 'cancelled'], close: false };
-const SWITCH_GEN: SessionGenOptions = { ...REBUILD_GEN, usages: [500, 1100, 3100], drain: false };
 
 describe('session machine model check', () => {
   it('thresholds, slot, queue, settlement, drain and close: every state, edge and shortest path', { timeout: 30_000 }, () => {
@@ -165,9 +169,9 @@ describe('session machine model check', () => {
   });
 
   it('switches and delta mode: checkpointing off, memory writes off, fork unavailable', { timeout: 30_000 }, () => {
-    const off = exploreAll('checkpoint off', { ...MODEL_INPUT, checkpointEnabled: false }, SWITCH_GEN);
-    const noWrite = exploreAll('memory writes off', { ...MODEL_INPUT, memoryWriteDisabled: true }, SWITCH_GEN);
-    const delta = exploreAll('delta mode', { ...MODEL_INPUT, fork: false, forkUnavailableReason: 'no writing tool' }, { ...SLOT_GEN, usages: [500, 1100, 2100], settlements: ['success', 'failure:transient', 'skipped'], close: false });
+    const off = exploreAll('checkpoint off', CHECKPOINT_OFF_INPUT, SWITCH_GEN);
+    const noWrite = exploreAll('memory writes off', MEMORY_WRITE_OFF_INPUT, SWITCH_GEN);
+    const delta = exploreAll('delta mode', DELTA_INPUT, DELTA_GEN);
     expect(off.vertices).toBeGreaterThan(5);
     expect(noWrite.vertices).toBeGreaterThan(5);
     expect(delta.vertices).toBeGreaterThan(150);
