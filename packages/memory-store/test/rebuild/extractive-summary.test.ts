@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ChatMessageLike,
-  DEFAULT_EXTRACTIVE_SUMMARY_CAP,
-  MemoryStoreError,
-  TokenCounter,
-  extractiveSummary,
-  loadPrompt,
-} from '../../src/index.ts';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
+import { DEFAULT_EXTRACTIVE_SUMMARY_CAP, extractiveSummary } from '../../src/rebuild/extractive-summary.ts';
+import type { ChatMessageLike } from '../../src/rebuild/message-parts.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
+import { TokenCounter } from '../../src/tokens/token-counter.ts';
 import { LONE_SURROGATE, words } from './fixtures.ts';
 
 const recount = new TokenCounter();

@@ -1,16 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { renderCheckpointIndex } from '../../src/rebuild/checkpoint-index.ts';
+import { DEFAULT_REBUILD_CAPS, type RebuildCapKey, resolveRebuildCaps } from '../../src/rebuild/rebuild-caps.ts';
 import {
-  DEFAULT_REBUILD_CAPS,
-  type LastMessageInfo,
   REBUILD_SECTION_NAMES,
-  type RebuildCapKey,
   type RebuildSectionName,
-  TokenCounter,
-  loadPrompt,
-  renderCheckpointIndex,
   renderRebuildContext,
-  resolveRebuildCaps,
-} from '../../src/index.ts';
+} from '../../src/rebuild/rebuild-context.ts';
+import type { LastMessageInfo } from '../../src/rebuild/rebuild-tail-reminder.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
+import { TokenCounter } from '../../src/tokens/token-counter.ts';
 import { CHECKPOINT_HEADERS, MEMORY_HEADERS, baseInput, fullSizeInput, markdownFile, words } from './fixtures.ts';
 
 // An independent counter (own cache) to re-count what the renderer reports.

@@ -1,15 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  RECENT_USER_SEPARATOR,
-  TokenCounter,
-  defaultTokenCounter,
-  loadPrompt,
-  prefixWithin,
-  selectRecentUserInput,
-  suffixWithin,
-  truncateHeadTail,
-} from '../../src/index.ts';
+import { RECENT_USER_SEPARATOR, selectRecentUserInput } from '../../src/rebuild/recent-user-input.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
+import { prefixWithin, suffixWithin, truncateHeadTail } from '../../src/tokens/head-tail-truncate.ts';
+import { TokenCounter, defaultTokenCounter } from '../../src/tokens/token-counter.ts';
 import { LONE_SURROGATE, words } from './fixtures.ts';
 
 const counter = defaultTokenCounter;

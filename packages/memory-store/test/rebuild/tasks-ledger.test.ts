@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type RebuildTask,
-  TokenCounter,
-  renderRebuildContext,
-  renderTasksLedger,
-  resolveRebuildCaps,
-} from '../../src/index.ts';
+import { resolveRebuildCaps } from '../../src/rebuild/rebuild-caps.ts';
+import { renderRebuildContext } from '../../src/rebuild/rebuild-context.ts';
+import { type RebuildTask, renderTasksLedger } from '../../src/rebuild/tasks-ledger.ts';
+import { TokenCounter } from '../../src/tokens/token-counter.ts';
 import { baseInput, words } from './fixtures.ts';
 
 describe('renderTasksLedger', () => {

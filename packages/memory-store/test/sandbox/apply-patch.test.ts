@@ -1,16 +1,11 @@
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  MemoryStoreError,
-  type MemoryPaths,
-  type WriterFiles,
-  applyChunks,
-  bootstrapMemory,
-  createWriterFiles,
-  memoryPaths,
-  parsePatch,
-} from '../../src/index.ts';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
+import { type MemoryPaths, memoryPaths } from '../../src/memory-paths.ts';
+import { applyChunks, parsePatch } from '../../src/sandbox/apply-patch.ts';
+import { type WriterFiles, createWriterFiles } from '../../src/sandbox/writer-files.ts';
+import { bootstrapMemory } from '../../src/templates/bootstrap.ts';
 import { useTempDirs } from '../temp-dir.ts';
 
 const patch = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');

@@ -1,17 +1,11 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  MemoryStoreError,
-  type MemoryPaths,
-  type WriterFiles,
-  bootstrapMemory,
-  compileGlob,
-  createWriterFiles,
-  expandBraces,
-  memoryPaths,
-  splitGlobBase,
-} from '../../src/index.ts';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
+import { type MemoryPaths, memoryPaths } from '../../src/memory-paths.ts';
+import { compileGlob, expandBraces, splitGlobBase } from '../../src/sandbox/glob.ts';
+import { type WriterFiles, createWriterFiles } from '../../src/sandbox/writer-files.ts';
+import { bootstrapMemory } from '../../src/templates/bootstrap.ts';
 import { useTempDirs } from '../temp-dir.ts';
 
 describe('compileGlob', () => {

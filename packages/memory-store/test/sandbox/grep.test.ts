@@ -1,14 +1,10 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  GREP_LINE_CHARS,
-  type MemoryPaths,
-  type WriterFiles,
-  bootstrapMemory,
-  createWriterFiles,
-  memoryPaths,
-} from '../../src/index.ts';
+import { type MemoryPaths, memoryPaths } from '../../src/memory-paths.ts';
+import { GREP_LINE_CHARS } from '../../src/sandbox/grep.ts';
+import { type WriterFiles, createWriterFiles } from '../../src/sandbox/writer-files.ts';
+import { bootstrapMemory } from '../../src/templates/bootstrap.ts';
 import { useTempDirs } from '../temp-dir.ts';
 
 const tempDir = useTempDirs();

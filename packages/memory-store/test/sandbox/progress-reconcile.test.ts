@@ -1,15 +1,15 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
 import {
-  MemoryStoreError,
   diffProgress,
-  loadPrompt,
   parseReconcileMarkers,
   parseWrittenAt,
   renderProgressBlock,
   stampWrittenAt,
-} from '../../src/index.ts';
+} from '../../src/sandbox/progress-reconcile.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
 import { useTempDirs } from '../temp-dir.ts';
 
 const tempDir = useTempDirs();

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MemoryActor, type WriteRule, allowedWritePaths, checkMemoryWrite } from '../../src/index.ts';
+import { checkMemoryWrite } from '../../src/sandbox/write-guard.ts';
+import { type MemoryActor, type WriteRule, allowedWritePaths } from '../../src/sandbox/write-rules.ts';
 
 // One real tree for the whole table, built once: the guard only reads the filesystem.
 let base: string;

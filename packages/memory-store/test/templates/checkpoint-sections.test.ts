@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_SECTIONS, checkCheckpointStructure, loadPrompt, parseSections } from '../../src/index.ts';
+import {
+  CHECKPOINT_SECTIONS,
+  checkCheckpointStructure,
+  parseSections,
+} from '../../src/templates/checkpoint-sections.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
 
 const template = loadPrompt('checkpoint-template');
 

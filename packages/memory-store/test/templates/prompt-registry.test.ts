@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
 import {
   CHECKPOINT_SECTIONS,
-  MemoryStoreError,
+  checkCheckpointStructure,
+  parseSections,
+} from '../../src/templates/checkpoint-sections.ts';
+import {
   PROMPT_NAMES,
   type PromptName,
-  checkCheckpointStructure,
   loadPrompt,
-  parseSections,
   promptPlaceholders,
   renderPrompt,
-} from '../../src/index.ts';
+} from '../../src/templates/prompt-registry.ts';
 
 describe('prompt registry', () => {
   it('loads every registered prompt as non-empty text, the same string on each call', () => {

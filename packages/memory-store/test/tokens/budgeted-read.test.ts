@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
 import {
-  MemoryStoreError,
   SECTION_CUT_MARKER,
   TRUNCATION_MARKER,
   type TokenCount,
-  defaultTokenCounter,
   readBudgeted,
   readSectionAware,
-} from '../../src/index.ts';
+} from '../../src/tokens/budgeted-read.ts';
+import { defaultTokenCounter } from '../../src/tokens/token-counter.ts';
 
 const tokens = (text: string) => defaultTokenCounter.count(text);
 // Counts UTF-16 code units: makes the arithmetic of a test exact, and cuts land on arbitrary indexes.

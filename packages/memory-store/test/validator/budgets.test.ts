@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStoreError } from '../../src/memory-errors.ts';
+import { CHECKPOINT_SECTIONS, parseSections } from '../../src/templates/checkpoint-sections.ts';
+import { loadPrompt } from '../../src/templates/prompt-registry.ts';
 import {
   BudgetConfigSchema,
   CHECKPOINT_BUDGET_KEYS,
-  CHECKPOINT_SECTIONS,
   DEFAULT_BUDGETS,
-  MemoryStoreError,
   MEMORY_BUDGET_KEYS,
-  loadPrompt,
-  parseSections,
   renderBudgetTable,
   resolveBudgets,
-} from '../../src/index.ts';
+} from '../../src/validator/budgets.ts';
 
 const sum = (values: Readonly<Record<string, number>>): number => Object.values(values).reduce((a, b) => a + b, 0);
 

@@ -4,9 +4,9 @@ import {
   isIndexLine,
   parseIndexLines,
   parseSpilloverName,
-  validateMemoryFiles,
   validateSpillover,
-} from '../../src/index.ts';
+} from '../../src/validator/index-lines.ts';
+import { validateMemoryFiles } from '../../src/validator/validator.ts';
 import { CHECKPOINT_BODIES, filledCheckpoint, validInput } from './fixtures.ts';
 
 const ERRORS = '## §8 Errors and fixes';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDiscoveredEntries, validateMemoryFiles } from '../../src/index.ts';
+import { parseDiscoveredEntries } from '../../src/validator/memory-entries.ts';
+import { validateMemoryFiles } from '../../src/validator/validator.ts';
 import { checkDuplicateTitles } from '../../src/validator/memory-rules.ts';
 import {
   MEMORY_BODIES,

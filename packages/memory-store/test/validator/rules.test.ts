@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_BUDGETS,
-  decideValidation,
-  parseSections,
-  validateMemoryFiles,
-  type Budgets,
-  type ValidateMemoryFilesInput,
-  type ViolationRule,
-  type ViolationSeverity,
-} from '../../src/index.ts';
+import { parseSections } from '../../src/templates/checkpoint-sections.ts';
+import { DEFAULT_BUDGETS, type Budgets } from '../../src/validator/budgets.ts';
+import { validateMemoryFiles, type ValidateMemoryFilesInput } from '../../src/validator/validator.ts';
+import { decideValidation, type ViolationRule, type ViolationSeverity } from '../../src/validator/violation.ts';
 import {
   CHECKPOINT_BODIES,
   CHECKPOINT_PATH,
