@@ -105,29 +105,54 @@ const refuse = { actions: 'refuseRebuild' } as const;
 const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRebuild' } as const;
 
 /**
- * The session actor (SPEC §2.1–§2.6). Three parallel regions whose states change only on events:
+ * The session actor (SPEC §2.1–§2.6): three parallel regions whose states change only on events.
  *
- * - `slot` — idle / running / runningPending: the checkpoint writer slot. idle → running when a writer starts (a rung
- *   reached by `messages.appended` [canStartRungWriter], `checkpoint.requested` [canStartWriter], a rebuild that needs
- *   one [rebuildNeedsWriter]); running → runningPending when a request queues [canQueueRequest] (several rungs at once
- *   go idle → runningPending); `writer.settled` [isRunningWriter] → idle, or → running when the pending request starts
- *   at once [pendingRequestCanStart, not closing]; `drain.requested` and `close.requested` drop the pending request.
- * - `rebuild` — idle / waiting / rendering / compacting: `rebuild.requested` runs the decision chain from idle
- *   [checkpointsOff, memoryWritesOff → compacting; hasUsableCheckpoint → waiting (in-flight writer) or rendering;
- *   hasRunningWriter or rebuildNeedsWriter → waiting; else compacting] and is refused in any other state; waiting
- *   goes on at `writer.settled` [isAwaitedWriter] or `timer.fired` [isWaitTimer] to rendering [rendersAfterSettle /
- *   rendersOnTimeout] or compacting; `rebuild.rendered` / `rebuild.compacted` / `rebuild.abandoned`
- *   [isCurrentRebuild] → idle.
- * - `lifecycle` — active / closing / closed: `close.requested` [hasRunningWriter] → closing (a logged timer bounds the
- *   wait) else → closed; closing → closed at `writer.settled` [isRunningWriter]; `timer.fired` [isCloseTimer] cancels
- *   the writer; a second close is refused; `session.resumed` → active.
+ * ```
+ * slot: the checkpoint writer slot (at most one running writer, at most one pending request)
+ *   idle ─ messages.appended [reachesSeveralRungs ∧ canStartRungWriter] ─► runningPending  (one start, one queued)
+ *        ─ messages.appended [canStartRungWriter] ──────────────────────► running
+ *        ─ messages.appended [reachesRung] ─────────────────────────────► idle            (rungs fire, no writer)
+ *        ─ checkpoint.requested [canStartWriter] ───────────────────────► running         (else refused)
+ *        ─ rebuild.requested [rebuild in idle ∧ rebuildNeedsWriter] ────► running
+ *   running ─ checkpoint.requested [canQueueRequest] ───────────────────► runningPending  (else refused)
+ *           ─ writer.settled [isRunningWriter] ─────────────────────────► idle
+ *   runningPending ─ checkpoint.requested ──────────────────────────────► runningPending  (replaces the request)
+ *       ─ writer.settled [isRunningWriter ∧ ¬closing ∧ pendingRequestCanStart] ─► running
+ *       ─ writer.settled [isRunningWriter] ─────────────────────────────► idle
+ *       ─ drain.requested | close.requested [¬closing] ─────────────────► running         (request dropped)
  *
- * For one event the regions' transitions are chosen on the context before it and their actions run in region order —
- * slot, rebuild, lifecycle — so a settlement publishes `writer.settled` (and starts the pending writer) before the
- * waiting rebuild goes on, and both before the close is answered. Guards about the slot that other regions need read
- * the context (`hasRunningWriter`) or the state (`stateIn`). Data stays in the context: the message index, the usage,
- * the ladder, the watermark, the writer and rebuild records, counters. Effects leave the machine as `effect` actions
- * carrying `SessionEffect` data, which the host executes after the event is durable (and replay compares).
+ * rebuild: one at a time (rebuild.requested is refused outside idle)
+ *   idle ─ rebuild.requested [checkpointsOff | memoryWritesOff] ────────► compacting
+ *        ─ rebuild.requested [hasUsableCheckpoint ∧ hasRunningWriter] ──► waiting         (for the in-flight writer)
+ *        ─ rebuild.requested [hasUsableCheckpoint] ─────────────────────► rendering
+ *        ─ rebuild.requested [hasRunningWriter | rebuildNeedsWriter] ───► waiting         (for a checkpoint)
+ *        ─ rebuild.requested ───────────────────────────────────────────► compacting
+ *   waiting ─ writer.settled [isAwaitedWriter ∧ rendersAfterSettle] ────► rendering
+ *           ─ writer.settled [isAwaitedWriter] ─────────────────────────► compacting
+ *           ─ timer.fired [isWaitTimer ∧ rendersOnTimeout] ─────────────► rendering
+ *           ─ timer.fired [isWaitTimer] ────────────────────────────────► compacting
+ *   rendering ─ rebuild.rendered [isCurrentRebuild] ────────────────────► idle            (rebuilt | insert-failed)
+ *   compacting ─ rebuild.compacted [isCurrentRebuild] ──────────────────► idle
+ *   waiting | rendering | compacting ─ rebuild.abandoned [isCurrentRebuild] ─► idle        (no answer)
+ *
+ * lifecycle
+ *   active | closed ─ close.requested [hasRunningWriter] ───────────────► closing         (a logged timer bounds it)
+ *                   ─ close.requested ──────────────────────────────────► closed
+ *   closing ─ writer.settled [isRunningWriter] ─────────────────────────► closed          (the close is answered)
+ *           ─ timer.fired [isCloseTimer] / the writer is cancelled; close.requested / refused
+ *   closed ─ session.resumed ───────────────────────────────────────────► active
+ * ```
+ *
+ * Events a state has no transition for (duplicates, stale ids, late results) change nothing. For one event every
+ * region's transition is chosen on the context before the event, so guards that depend on what the event brings
+ * (`canStartRungWriter` on the messages indexed, `pendingRequestCanStart` on the writer settled) look at it through
+ * the same pure steps the actions run. The actions then run in region order — slot, rebuild, lifecycle — each on the
+ * context the previous one left: a settlement publishes `writer.settled` (and starts the pending writer) before the
+ * waiting rebuild goes on, and both before the close is answered; a rebuild's writer starts before its wait does.
+ * Data stays in the context: the message index, the usage, the ladder, the watermark, the writer and rebuild records,
+ * counters. `closing` is the state of a close waiting for its writer (`closeRequestId`); the runtime refuses input to a
+ * closed session, which is the only way to have a writer to wait for there. Effects leave the machine as `effect`
+ * actions carrying `SessionEffect` data, which the host executes once the event is durable (and replay compares).
  */
 export const sessionMachine = setup({
   types: {
