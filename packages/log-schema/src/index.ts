@@ -1,45 +1,33 @@
 /** The event log: the storage port every adapter implements, and the schema of every stream Baton writes. */
+
+// The storage port
 export type {
-  EventLog,
-  LogRecord,
-  StoredRecord,
   AppendInput,
   AppendResult,
-  ReadOptions,
-  GlobalRecord,
+  EventLog,
   GlobalReadOptions,
+  GlobalRecord,
+  LogRecord,
+  ReadOptions,
+  StoredRecord,
 } from './event-log.ts';
-export { sessionStream, writerStream, sessionWritersPrefix, parseStream, COMMITS_STREAM, SESSION_STREAMS_PREFIX, type StreamKind } from './streams.ts';
-export { LogRecordError } from './log-record-error.ts';
-export { checkRecord, checkAppendInputs, type PayloadSchemas, type RecordOf, type AppendOf, type StoredOf } from './record-stream.ts';
+
+// Streams, typed logs over them, and record checks
+export { COMMITS_STREAM, parseStream, sessionStream, sessionWritersPrefix, writerStream } from './streams.ts';
 export { StreamLog } from './stream-log.ts';
-export { sessionLog, writerLog, commitLog, checkAnyRecord, type AnyStoredRecord } from './logs.ts';
-export { SessionSetupSchema, type SessionSetup } from './session-setup.ts';
+export { commitLog, sessionLog, writerLog } from './logs.ts';
+export { checkAppendInputs, checkRecord } from './record-stream.ts';
+export { LogRecordError } from './log-record-error.ts';
+
+// Record schemas per stream
+export type { SessionSetup } from './session-setup.ts';
 export {
   SESSION_RECORDS,
-  DecisionStateSchema,
-  type DecisionState,
-  type SessionRecordSchemas,
-  type SessionRecord,
-  type SessionRecordType,
   type SessionAppend,
-  type StoredSessionRecord,
   type SessionInputRecord,
+  type SessionRecord,
+  type SessionRecordSchemas,
+  type StoredSessionRecord,
 } from './session-records.ts';
-export {
-  WRITER_RECORDS,
-  writerRecordOf,
-  type WriterRecordSchemas,
-  type WriterRecord,
-  type WriterRecordType,
-  type WriterAppend,
-  type StoredWriterRecord,
-} from './writer-records.ts';
-export {
-  COMMIT_RECORDS,
-  CommitRecordSchema,
-  type CommitRecordSchemas,
-  type CommitLogRecord,
-  type CommitAppend,
-  type StoredCommitRecord,
-} from './commit-records.ts';
+export { WRITER_RECORDS, writerRecordOf, type StoredWriterRecord, type WriterAppend, type WriterRecord } from './writer-records.ts';
+export { COMMIT_RECORDS, type CommitAppend, type CommitRecordSchemas } from './commit-records.ts';
