@@ -49,7 +49,7 @@ export class ChartCoverage {
   missing(): { states: string[]; transitions: string[]; guards: string[]; actions: string[] } {
     const nodes = nodesOf(this.machine.root);
     const states = nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map((n) => n.id).filter((id) => !this.visited.has(id));
-    const all = nodes.flatMap((n) => [...(n.transitions as Map<string, TransitionDef[]>).values()].flat());
+    const all = nodes.flatMap((n) => [...n.transitions.values()].flat());
     const transitions = all.filter((t) => !this.taken.has(t)).map(describeTransition);
     const passed = new Set([...this.taken].flatMap((t) => guardNames(t.guard)));
     const ran = new Set([

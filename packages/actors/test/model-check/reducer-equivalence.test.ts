@@ -41,7 +41,7 @@ import {
  * feeding the machine's state back into it.
  */
 
-const SESSION_RUNS = 300;
+const SESSION_RUNS = 500;
 const WRITER_RUNS = 300;
 
 /** Same data: deep strict equality (an `undefined` key is not an absent one) and the same key order. */
