@@ -65,6 +65,8 @@ const ignore = (): void => {};
 /** Above every seq (seqs are safe integers): `[stream, PAST_LAST_SEQ]` sorts after all of the stream's keys. */
 const PAST_LAST_SEQ = Number.MAX_SAFE_INTEGER + 1;
 const EMPTY_RESULTS: readonly AppendResult[] = Object.freeze([]);
+/** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
+const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));
 
 export class LmdbEventLog implements EventLog {
   /** Opens (or creates) the log at `options.path`. */
@@ -119,7 +121,7 @@ export class LmdbEventLog implements EventLog {
     try {
       encoded = encodeInputs(this.packr, stream, records);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(toError(error));
     }
     return new Promise<AppendResult[]>((resolve, reject) => {
       this.queue.push({ stream, inputs: records, encoded, resolve, reject });
@@ -259,7 +261,7 @@ export class LmdbEventLog implements EventLog {
   private async commitBatch(batch: PendingAppend[]): Promise<void> {
     const newHeads = new Map<string, number>();
     const batchMsgIds = new Map<string, Map<string, number>>();
-    const results: AppendResult[][] = new Array(batch.length);
+    const results = new Array<AppendResult[]>(batch.length);
     const written: RecordKey[] = [];
     const writtenMsgIds: MsgIdKey[] = [];
     const writtenKeys: MsgIdKey[] = [];
@@ -284,23 +286,26 @@ export class LmdbEventLog implements EventLog {
               continue;
             }
             head += 1;
-            if (seen === undefined) batchMsgIds.set(stream, (seen = new Map()));
+            if (seen === undefined) batchMsgIds.set(stream, (seen = new Map<string, number>()));
             seen.set(msgId, head);
             const msgKey: MsgIdKey = [stream, msgId];
             writtenMsgIds.push(msgKey);
-            this.msgIds.put(msgKey, head);
+            // not awaited: every put of this synchronous run joins one transaction, whose commit is awaited below
+            void this.msgIds.put(msgKey, head);
           } else {
             head += 1;
           }
           for (const lookup of (inputs[i] as AppendInput).keys ?? []) {
             const lookupKey: MsgIdKey = [stream, lookup];
             writtenKeys.push(lookupKey);
-            this.keys.put(lookupKey, head);
+            // not awaited: same transaction as the other puts of this run (see `commit`)
+            void this.keys.put(lookupKey, head);
           }
           const key: RecordKey = [stream, head];
           written.push(key);
           commit = this.records.put(key, asBinary(encoded[i] as Uint8Array));
-          this.global.put(++globalSeq, key);
+          // not awaited: same transaction as the other puts of this run (see `commit`)
+          void this.global.put(++globalSeq, key);
           out[i] = { seq: head, duplicate: false };
         }
         results[b] = out;

@@ -36,6 +36,9 @@ interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
+/** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
+const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));
+
 export class MemoryEventLog implements EventLog {
   private readonly packr = createRecordPackr();
   private readonly state = new Map<string, StreamState>();
@@ -53,7 +56,7 @@ export class MemoryEventLog implements EventLog {
     try {
       encoded = encodeInputs(this.packr, stream, records);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(toError(error));
     }
     return new Promise<AppendResult[]>((resolve, reject) => {
       this.queue.push({ stream, inputs: records, encoded, resolve, reject });

@@ -11,7 +11,8 @@ export function classifyModelError(err: unknown): { failure: Failure; status: nu
   if (err instanceof APIConnectionError) return { failure: { kind: 'transient', retryable: true, message }, status: null };
   if (err instanceof APIError) {
     const status = typeof err.status === 'number' ? err.status : null;
-    const code = String((err as { code?: unknown }).code ?? '');
+    // the SDK types `code` as string | null | undefined; only a string can name the overflow
+    const code = typeof err.code === 'string' ? err.code : '';
     if (code === 'context_length_exceeded' || /context length|maximum context|too many tokens/i.test(message)) {
       return { failure: { kind: 'overflow', retryable: false, message }, status };
     }

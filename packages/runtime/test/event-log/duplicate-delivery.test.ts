@@ -66,7 +66,7 @@ function model(turns: Call[][]): { results: AppendResult[][]; order: Record<stri
   const results = turns.flat().map((call) => {
     const stream = call.stream.replace(/^[^.]*\./, '');
     let ids = seqs.get(stream);
-    if (ids === undefined) seqs.set(stream, (ids = new Map()));
+    if (ids === undefined) seqs.set(stream, (ids = new Map<string, number>()));
     return call.records.map((r) => {
       const msgId = r.msgId as string;
       const original = ids.get(msgId);
