@@ -4,6 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
 
+/** A message's content as text: a string as it is, an array of parts (or nothing) as JSON. */
+function contentText(content: Message['content'] | undefined): string {
+  return typeof content === 'string' ? content : JSON.stringify(content ?? null);
+}
+
 /** Rebuild scenarios over a real nats-server (reference §13, 34–44, fix variants). */
 describe('rebuild', () => {
   let h: Harness;
@@ -51,7 +56,7 @@ describe('rebuild', () => {
     expect(boundary?.role).toBe('user');
     expect(boundary?.id.startsWith('baton-')).toBe(true);
     // Scenario 42: the sections come in the reference order.
-    const text = String(boundary?.content);
+    const text = contentText(boundary?.content);
     const order = ['## Tasks ledger', '## Session checkpoint', '## Recent user input (verbatim)', '## Project memory', '## Session notes'].map((h) => text.indexOf(h));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((x, y) => x - y)).toEqual(order);
@@ -91,8 +96,8 @@ describe('rebuild', () => {
     const reply = await h.client.rebuild(sid, { reason: 'overflow', wait_ms: 20_000 });
     expect(reply.outcome).toBe('compacted');
     expect(reply.status_text).toMatch(/compacted/);
-    expect(String(reply.context[0]?.content)).toContain('extractive');
-    expect(String(reply.context[0]?.content)).toContain('Fix the failing test');
+    expect(contentText(reply.context[0]?.content)).toContain('extractive');
+    expect(contentText(reply.context[0]?.content)).toContain('Fix the failing test');
     expectValidSequence(reply.context);
     h.model.reset();
   });
@@ -150,7 +155,7 @@ describe('rebuild', () => {
     const reply = await h.client.rebuild(sid, { reason: 'manual' });
     await status;
     expect(reply.outcome).toBe('rebuilt');
-    const text = String(reply.context[0]?.content);
+    const text = contentText(reply.context[0]?.content);
     expect(text).not.toContain(`${other}-w1`);
     h.model.reset();
   });

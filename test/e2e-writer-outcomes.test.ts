@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { type PublishedEvent } from '@baton/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
@@ -22,7 +21,7 @@ describe('writer modes and failures', () => {
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
     h.model.reset();
     await h.client.append(sid, conversation(4));
-    const s = (await started) as Extract<PublishedEvent, { type: 'writer.started' }>;
+    const s = await started;
     expect(s.mode).toBe('delta');
     expect(s.reason).toMatch(/no writing tool/);
     expect(await settled).toMatchObject({ outcome: 'success' });

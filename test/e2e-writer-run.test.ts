@@ -3,10 +3,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadPrompt } from '@baton/memory-store';
 import { type PublishedEvent } from '@baton/protocol';
-import { parseWriterPaths, type RecordedRequest, type ScriptStep } from '@baton/testing';
+import { parseWriterPaths, type ChatMessage, type RecordedRequest, type ScriptStep } from '@baton/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
+
+/** A request message's content as text: a string as it is, `''` when null or absent, an array of parts as JSON. */
+function contentText(content: ChatMessage['content']): string {
+  if (content === undefined || content === null) return '';
+  return typeof content === 'string' ? content : JSON.stringify(content);
+}
 
 /**
  * The writer inside its run (reference §13, scenarios 21–30, 32), end to end over a real nats-server, with the
@@ -27,15 +33,15 @@ describe('writer run', () => {
 
   const taskOf = (req: RecordedRequest): string => {
     const msg = req.body.messages.find((m) => typeof m.content === 'string' && m.content.includes('CHECKPOINT_PATH = '));
-    return String(msg?.content ?? '');
+    return contentText(msg?.content);
   };
   const pathsOf = (req: RecordedRequest) => {
     const p = parseWriterPaths(taskOf(req));
     if (p === undefined) throw new Error('no writer task in the request');
     return p;
   };
-  const lastUser = (req: RecordedRequest): string => String([...req.body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
-  const lastTool = (req: RecordedRequest): string => String([...req.body.messages].reverse().find((m) => m.role === 'tool')?.content ?? '');
+  const lastUser = (req: RecordedRequest): string => contentText([...req.body.messages].reverse().find((m) => m.role === 'user')?.content);
+  const lastTool = (req: RecordedRequest): string => contentText([...req.body.messages].reverse().find((m) => m.role === 'tool')?.content);
   const writeCall = (path: (req: RecordedRequest) => string, text: string): ScriptStep => (req) => ({
     reply: { tool_calls: [{ name: 'write_file', arguments: { file_path: path(req), text } }] },
   });
@@ -53,7 +59,7 @@ describe('writer run', () => {
     })();
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 30_000);
     expect((await h.client.checkpoint(sid)).result).toBe('started');
-    const outcome = (await settled) as Extract<PublishedEvent, { type: 'writer.settled' }>;
+    const outcome = await settled;
     await new Promise((r) => setTimeout(r, 50));
     stream.stop();
     await collecting;
@@ -156,7 +162,7 @@ describe('writer run', () => {
     expect(r.outcome.outcome).toBe('success');
     const sent = h.model.requests[1]!.body.messages;
     const taskAt = sent.findIndex((m) => typeof m.content === 'string' && m.content.includes('CHECKPOINT_PATH = '));
-    const results = sent.slice(taskAt).filter((m) => m.role === 'tool').map((m) => String(m.content));
+    const results = sent.slice(taskAt).filter((m) => m.role === 'tool').map((m) => contentText(m.content));
     expect(results).toHaveLength(6);
     for (const text of results) expect(text).toMatch(/^Error: Refused/);
     expect(existsSync(outside)).toBe(false);

@@ -1,8 +1,15 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { type PublishedEvent } from '@baton/protocol';
+import { type ChatMessage } from '@baton/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from './support/conversation.ts';
 import { startHarness, type Harness } from './support/daemon-harness.ts';
+
+/** A request message's content as text: a string as it is, `''` when null or absent, an array of parts as JSON. */
+function contentText(content: ChatMessage['content']): string {
+  if (content === undefined || content === null) return '';
+  return typeof content === 'string' ? content : JSON.stringify(content);
+}
 
 /** Writer start, queue and settlement end to end (reference §13, scenarios 10–16). */
 describe('writer slot', () => {
@@ -63,8 +70,8 @@ describe('writer slot', () => {
     const second = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled' && e.writer_id.endsWith('-w2'), 20_000);
     await second;
     await log.stop();
-    const started = log.events.filter((e) => e.type === 'writer.started') as Extract<PublishedEvent, { type: 'writer.started' }>[];
-    const settled = log.events.filter((e) => e.type === 'writer.settled') as Extract<PublishedEvent, { type: 'writer.settled' }>[];
+    const started = log.events.filter((e) => e.type === 'writer.started');
+    const settled = log.events.filter((e) => e.type === 'writer.settled');
     expect(started.map((e) => e.trigger)).toEqual(['manual', 'pending']);
     expect(settled).toHaveLength(2);
     // Writer 1 covered what existed when it started, not the messages that arrived while it ran.
@@ -81,7 +88,7 @@ describe('writer slot', () => {
     await writeFile(open.memory.checkpoint, 'hand-written checkpoint');
     await writeFile(open.memory.notes, 'hand-written notes');
     await h.client.append(open.session_id, conversation(2, { prefix: 'ex' }));
-    h.model.script((req) => ({ reply: { tool_calls: [{ name: 'write_file', arguments: { file_path: String(req.body.messages.at(-1)?.content).match(/CHECKPOINT_PATH = (\S+)/)?.[1] ?? '', text: 'half-done' } }] } }), { error: { status: 500, message: 'gone' } });
+    h.model.script((req) => ({ reply: { tool_calls: [{ name: 'write_file', arguments: { file_path: contentText(req.body.messages.at(-1)?.content).match(/CHECKPOINT_PATH = (\S+)/)?.[1] ?? '', text: 'half-done' } }] } }), { error: { status: 500, message: 'gone' } });
     const settled = h.client.waitForEvent(open.session_id, (e) => e.type === 'writer.settled', 20_000);
     expect((await h.client.checkpoint(open.session_id)).result).toBe('started');
     expect(await settled).toMatchObject({ outcome: 'failure', failure: { kind: 'transient' } });
