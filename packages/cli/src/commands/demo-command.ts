@@ -33,7 +33,10 @@ function turnLine(turn: readonly Message[], tokens: number): string {
   if (first === undefined) return '';
   let text: string;
   if (first.role === 'assistant') {
-    const tools = (first.tool_calls ?? []).map((c) => String((c as { function?: { name?: unknown } }).function?.name ?? '?'));
+    const tools = (first.tool_calls ?? []).map((c) => {
+      const name = (c as { function?: { name?: unknown } }).function?.name;
+      return typeof name === 'string' ? name : name === undefined || name === null ? '?' : JSON.stringify(name);
+    });
     const said = typeof first.content === 'string' && first.content.trim() !== '' ? ` "${excerpt(first.content, 60)}"` : '';
     text = tools.length > 0 ? `${first.id} assistant → ${tools.join(', ')}${turn.length > 1 ? ` (+${turn.length - 1} result${turn.length > 2 ? 's' : ''})` : ''}${said}` : `${first.id} assistant${said}`;
   } else {

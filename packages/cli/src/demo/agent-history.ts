@@ -6,6 +6,12 @@ const PROMPT_OVERHEAD = 3 + 4;
 const MESSAGE_OVERHEAD = 4;
 const CALL_OVERHEAD = 3;
 
+/** A tool call's field as text: a string as it is, `''` when absent, anything else as JSON. */
+function fieldText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 /**
  * The demo's own conversation, as the agent it plays keeps it: every appended turn, until a rebuild replaces it with
  * the rebuilt context. The recording's usage was measured on the original conversation; once the history has been
@@ -40,7 +46,7 @@ export class AgentHistory {
     let tokens = typeof m.content === 'string' ? this.#counter.count(m.content) : m.content === null ? 0 : this.#counter.count(JSON.stringify(m.content));
     for (const call of m.tool_calls ?? []) {
       const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function;
-      tokens += CALL_OVERHEAD + this.#counter.count(String(fn?.name ?? '')) + this.#counter.count(String(fn?.arguments ?? ''));
+      tokens += CALL_OVERHEAD + this.#counter.count(fieldText(fn?.name)) + this.#counter.count(fieldText(fn?.arguments));
     }
     return tokens;
   }
