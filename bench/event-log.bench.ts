@@ -64,7 +64,7 @@ interface Run {
 }
 
 /** Times `body` (which handles `count` records) and the storage bytes it wrote. */
-async function measure(count: number, body: () => Promise<void>): Promise<Run> {
+async function measure(count: number, body: () => void | Promise<void>): Promise<Run> {
   const bytesBefore = storageBytesWritten();
   const start = performance.now();
   await body();
@@ -130,7 +130,7 @@ async function rawPuts(records: AppendInput[], perTxn: number, streams: number):
     const env = open({ path: dir });
     const db = env.openDB<unknown, [string, number]>('records', { encoding: 'msgpack' });
     const values = records.map(toLogRecord);
-    const run = await measure(records.length, async () => {
+    const run = await measure(records.length, () => {
       for (let base = 0; base < values.length; base += perTxn) {
         env.transactionSync(() => {
           const end = Math.min(base + perTxn, values.length);

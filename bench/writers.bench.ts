@@ -146,7 +146,7 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
     // append, so no event is missed).
     const settledCount = ids.map(() => 0);
     const waiters = ids.map(() => new Map<number, () => void>());
-    const streams = ids.map((sid, i) => {
+    ids.forEach((sid, i) => {
       const stream = client.events(sid);
       void (async () => {
         for await (const e of stream as AsyncIterable<PublishedEvent>) {
@@ -171,7 +171,6 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
           }
         }
       })();
-      return stream;
     });
     const deadline = performance.now() + timeoutMs;
     /** Resolves when session `i` has `n` settled writers (or at the deadline). */
@@ -238,7 +237,9 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
     for (const w of ordered.flat()) {
       if (w.outcome === 'success') continue;
       const failed = [...log.read(`writer/${w.writerId}`)].reverse().find((r) => r.type.endsWith('failed'));
-      const message = String((failed?.payload as { message?: unknown; reason?: unknown } | undefined)?.message ?? (failed?.payload as { reason?: unknown } | undefined)?.reason ?? '');
+      const payload = failed?.payload as { message?: unknown; reason?: unknown } | undefined;
+      const detail = payload?.message ?? payload?.reason ?? '';
+      const message = typeof detail === 'string' ? detail : JSON.stringify(detail);
       const key = `${w.outcome ?? 'unsettled'}${failed !== undefined ? ` at ${failed.type}: ${shorten(message)}` : ''}`;
       problems.set(key, (problems.get(key) ?? 0) + 1);
     }
