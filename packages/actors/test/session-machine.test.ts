@@ -3,7 +3,6 @@ import { foldEvent, foldStart } from '../src/fold.ts';
 import type { SessionEffect } from '../src/session-effects.ts';
 import type { IndexedMessage, SessionEvent, SessionInput } from '../src/session-events.ts';
 import { sessionMachine } from '../src/session-machine.ts';
-import type { SessionContext } from '../src/session-context.ts';
 
 const input: SessionInput = {
   sessionId: 's1',
@@ -35,11 +34,11 @@ function run(events: SessionEvent[], inp: SessionInput = input) {
     step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, step.snapshot, e);
     all.push(step.effects);
   }
-  return { snapshot: step.snapshot, effects: all, ctx: step.snapshot.context as SessionContext };
+  return { snapshot: step.snapshot, effects: all, ctx: step.snapshot.context };
 }
 
 const types = (effects: SessionEffect[]) =>
-  effects.map((e) => (e.kind === 'publish' ? e.event.type : e.kind === 'reply' ? `reply:${String(e.body['result'] ?? 'closed')}` : e.kind));
+  effects.map((e) => (e.kind === 'publish' ? e.event.type : e.kind === 'reply' ? `reply:${typeof e.body['result'] === 'string' ? e.body['result'] : 'closed'}` : e.kind));
 
 describe('session machine', () => {
   it('crosses a rung once and starts a writer with the slot claimed in the same step', () => {
@@ -108,7 +107,7 @@ describe('session machine', () => {
     let s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'writer.settled', writerId: id, outcome: 'failure', failure: { kind: 'transient', retryable: true } });
     expect(s.snapshot.value).toEqual({ slot: 'idle', rebuild: 'idle', lifecycle: 'closed' });
     expect(types(s.effects)).toContain('reply:closed');
-    expect((s.snapshot.context as SessionContext).watermark).toBeNull();
+    expect((s.snapshot.context).watermark).toBeNull();
     s = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, s.snapshot, { type: 'session.resumed' });
     expect(s.snapshot.value).toEqual({ slot: 'idle', rebuild: 'idle', lifecycle: 'active' });
   });
@@ -178,9 +177,9 @@ describe('rebuild abandoned after a restart', () => {
     expect(r.ctx.rebuild).toMatchObject({ requestId: 'r1', phase: 'waiting' });
     const timer = r.ctx.rebuild?.timerId;
     const a = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, r.snapshot, { type: 'rebuild.abandoned', requestId: 'r1', reason: 'daemon restarted' });
-    expect((a.snapshot.context as SessionContext).rebuild).toBeNull();
+    expect((a.snapshot.context).rebuild).toBeNull();
     expect(a.effects).toEqual([{ kind: 'timer.cancel', timerId: timer }]);
     const again = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, a.snapshot, { type: 'rebuild.requested', requestId: 'r2', reason: 'manual', waitMs: 1_000, inFlightWaitMs: 30_000, checkpointExists: false });
-    expect((again.snapshot.context as SessionContext).rebuild).toMatchObject({ requestId: 'r2' });
+    expect((again.snapshot.context).rebuild).toMatchObject({ requestId: 'r2' });
   });
 });

@@ -3,7 +3,6 @@ import { foldEvent, foldStart } from '../src/fold.ts';
 import type { WriterEffect } from '../src/writer-effects.ts';
 import type { WriterEvent } from '../src/writer-events.ts';
 import { writerMachine } from '../src/writer-machine.ts';
-import type { WriterContext } from '../src/writer-context.ts';
 
 const input = { writerId: 'w1', sessionId: 's', mode: 'fork' as const, boundary: 'm9', maxReentries: 3, maxContinuations: 2 };
 const reply = (content: string | null, tools = 0): WriterEvent => ({
@@ -22,7 +21,7 @@ function run(events: WriterEvent[]) {
     step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, step.snapshot, e);
     effects.push(...step.effects);
   }
-  return { value: step.snapshot.value, ctx: step.snapshot.context as WriterContext, effects };
+  return { value: step.snapshot.value, ctx: step.snapshot.context, effects };
 }
 const settleOf = (effects: WriterEffect[]) => effects.filter((e) => e.kind === 'settle');
 

@@ -20,7 +20,7 @@ export interface Stepped<S, F> {
 export interface Model<S, E extends EventObject, F, M> {
   readonly name: string;
   readonly init: S;
-  events(snapshot: S): Labelled<E>[];
+  readonly events: (snapshot: S) => Labelled<E>[];
   serialize(snapshot: S): string;
   step(snapshot: S, event: E): Stepped<S, F>;
   checkState(snapshot: S, check: Checks): void;
@@ -201,7 +201,7 @@ export function effectCollector(): <S, F>(machine: AnyStateMachine, snapshot: S,
   } as unknown as AnyActorScope;
   return <S, F>(machine: AnyStateMachine, snapshot: S, event: EventObject): [S, F[]] => {
     collected = [];
-    const next = machine.transition(snapshot as never, event, scope) as S;
+    const next = machine.transition(snapshot as never, event, scope as never) as S;
     const effects = collected.filter((a) => a.type === 'effect').map((a) => a.params as F);
     return [next, effects];
   };

@@ -43,7 +43,7 @@ export const WRITER_EVENTS: readonly Labelled<WriterEvent>[] = [
   { label: 'reply:empty', event: reply('', null, 0) },
   { label: 'reply:blank', event: reply('  \n', null, 0) },
   { label: 'reply:reasoning-only', event: reply(null, 'thinking about the checkpoint', 0) },
-  ...(Object.keys(FAILURES) as FailureKind[]).map((k) => ({ label: `model.failed:${k}`, event: { type: 'model.failed', ...FAILURES[k] } as WriterEvent })),
+  ...(Object.keys(FAILURES) as FailureKind[]).map((k) => ({ label: `model.failed:${k}`, event: { type: 'model.failed' as const, ...FAILURES[k] } })),
   { label: 'tools.completed', event: { type: 'tools.completed', results: [{ id: 'call0', name: 'edit', ok: true, output: 'ok' }] } },
   { label: 'validation:clean', event: { type: 'validation.completed', errors: [], extract: [], warnings: [] } },
   { label: 'validation:errors', event: { type: 'validation.completed', errors: ['§3 header missing'], extract: [], warnings: [] } },
@@ -182,7 +182,9 @@ export class WriterMonitor {
           if (this.quarantined) check.that(e.outcome === 'failure' && e.failure?.kind === 'validation', 'quarantined draft not settled as a validation failure');
           if (event.type === 'writer.prepare_failed') check.that(e.outcome === event.outcome, 'prepare failure settled with another outcome');
           break;
-        default:
+        case 'tools.run':
+        case 'validate':
+          // Checked by the state invariants (they only follow a reply with tool calls, or with text).
           break;
       }
     }

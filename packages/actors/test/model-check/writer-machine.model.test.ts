@@ -56,7 +56,10 @@ describe('writer machine model check', () => {
     // Every run can settle without being cancelled: effect results alone lead to `settled`.
     expect(stuckVertices(adj, abstractWriter, registry, (s) => s.status === 'done', (l) => l !== 'cancel')).toEqual([]);
     // Every outcome and failure kind is reachable.
-    const outcomes = new Set(Object.values(adj).map((v) => `${String(v.state.context.outcome)}:${String(v.state.context.failure?.kind ?? '')}`));
+    const outcomes = new Set(Object.values(adj).map((v) => {
+      const { outcome, failure } = (v as { state: WriterSnapshot }).state.context;
+      return `${String(outcome)}:${failure?.kind ?? ''}`;
+    }));
     for (const o of ['success:', 'skipped:', 'cancelled:cancelled', 'failure:transient', 'failure:overflow', 'failure:auth', 'failure:validation', 'failure:other']) {
       expect(outcomes, o).toContain(o);
     }
@@ -112,7 +115,7 @@ describe('writer machine model check', () => {
     const m = new WriterMonitor();
     m.step(start, cancel, settled.effects, settled.snapshot, new Checks());
     expect(() => m.step(start, cancel, settled.effects, settled.snapshot, new Checks())).toThrow('settled twice');
-    expect(() => checkWriterState({ ...settled.snapshot, value: 'calling' } as WriterSnapshot, new Checks())).toThrow('disagrees');
+    expect(() => checkWriterState({ ...settled.snapshot, value: 'calling' }, new Checks())).toThrow('disagrees');
     const calling = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, start, { type: 'writer.prepared' }).snapshot;
     expect(() => new WriterMonitor().step(calling, { type: 'tools.completed', results: [] }, [{ kind: 'validate' }], calling, new Checks())).toThrow('changed something');
   });

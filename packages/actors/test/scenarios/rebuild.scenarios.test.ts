@@ -46,10 +46,10 @@ describe('rebuild scenarios', () => {
     expect(w).toBe('m3');
     expect(isOverflow(s.ctx)).toBe(true);
     const effects = s.rebuild({ checkpointExists: true });
-    expect(effects).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String), watermark: w }]);
+    expect(effects).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: w }]);
     const tail = s.ctx.index.slice(s.ctx.index.findIndex((m) => m.id === w) + 1).map((m) => m.id);
     const done = s.rendered(true, tail);
-    expect(rebuildReplies(done)).toEqual([{ kind: 'rebuild.reply', requestId: expect.any(String), outcome: 'rebuilt', coveredUpTo: w, statusText: REBUILD_STATUS.rebuilt, withContext: true }]);
+    expect(rebuildReplies(done)).toEqual([{ kind: 'rebuild.reply', requestId: expect.any(String) as unknown, outcome: 'rebuilt', coveredUpTo: w, statusText: REBUILD_STATUS.rebuilt, withContext: true }]);
     expect(published(done, 'rebuild.completed')).toEqual([{ type: 'rebuild.completed', outcome: 'rebuilt', covered_up_to: w }]);
     // The watermark message itself is covered by the checkpoint: the context is the marker, then what follows W.
     expect(s.ctx.index.map((m) => m.id)).toEqual([expect.stringMatching(/^marker/), ...tail]);
@@ -115,7 +115,7 @@ describe('rebuild scenarios', () => {
       const boundary = s.ctx.writer?.boundary;
       const settled = s.settle('success');
       expect(settled).toContainEqual({ kind: 'timer.cancel', timerId: timerStarts(effects)[0]?.timerId });
-      expect(settled).toContainEqual({ kind: 'rebuild.render', requestId: expect.any(String), watermark: boundary });
+      expect(settled).toContainEqual({ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: boundary });
       s.rendered(true);
       expect(outcomeOf(s)).toEqual(['rebuilt']);
       expect(s.effects.filter((e) => e.kind === 'rebuild.compact')).toEqual([]);
@@ -153,7 +153,7 @@ describe('rebuild scenarios', () => {
     expect(effects.filter((e) => e.kind === 'rebuild.render')).toEqual([]);
     // Timeout: render now from the stored watermark; the writer is not cancelled.
     const fired = s.fire(timerStarts(effects)[0]?.timerId ?? '');
-    expect(fired).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String), watermark: 'm3' }]);
+    expect(fired).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: 'm3' }]);
     expect(s.ctx.writer?.writerId).toBe(running);
     s.rendered(true);
     expect(outcomeOf(s)).toEqual(['rebuilt']);
@@ -164,14 +164,14 @@ describe('rebuild scenarios', () => {
     const w = t.rebuild({ checkpointExists: true });
     const settled = t.settle('success');
     expect(settled).toContainEqual({ kind: 'timer.cancel', timerId: timerStarts(w)[0]?.timerId });
-    expect(settled).toContainEqual({ kind: 'rebuild.render', requestId: expect.any(String), watermark: t.ctx.watermark });
+    expect(settled).toContainEqual({ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: t.ctx.watermark });
   });
 
   it('scenario 37: insert-failed never compacts', () => {
     const s = withCheckpoint();
     s.rebuild({ reason: 'manual', checkpointExists: true });
     const failed = s.rendered(false);
-    expect(rebuildReplies(failed)).toEqual([{ kind: 'rebuild.reply', requestId: expect.any(String), outcome: 'insert-failed', coveredUpTo: null, statusText: REBUILD_STATUS['insert-failed'], withContext: false }]);
+    expect(rebuildReplies(failed)).toEqual([{ kind: 'rebuild.reply', requestId: expect.any(String) as unknown, outcome: 'insert-failed', coveredUpTo: null, statusText: REBUILD_STATUS['insert-failed'], withContext: false }]);
     expect(REBUILD_STATUS['insert-failed']).toMatch(/could not be rebuilt/);
     expect(s.effects.filter((e) => e.kind === 'rebuild.compact')).toEqual([]);
     // Also when a failed writer was awaited first: with a usable checkpoint the wait renders, never compacts.
@@ -192,7 +192,7 @@ describe('rebuild scenarios', () => {
       const s = new SessionDriver({ ...BASE_INPUT, ...input });
       s.turn(100_000);
       const effects = s.rebuild({ checkpointExists: true });
-      expect(effects).toEqual([{ kind: 'rebuild.compact', requestId: expect.any(String), boundary: expect.any(String) }]);
+      expect(effects).toEqual([{ kind: 'rebuild.compact', requestId: expect.any(String) as unknown, boundary: expect.any(String) as unknown }]);
       expect(starts(s.effects)).toEqual([]);
       expect(timerStarts(s.effects)).toEqual([]);
       s.compacted();
@@ -229,7 +229,7 @@ describe('rebuild scenarios', () => {
     expect(s.ctx.writer).not.toBeNull();
     const [timer] = timerStarts(s.rebuild({ checkpointExists: true }));
     expect(timer?.ms).toBe(30_000);
-    expect(s.fire(timer?.timerId ?? '')).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String), watermark: w }]);
+    expect(s.fire(timer?.timerId ?? '')).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: w }]);
     s.rendered(true, s.ctx.index.map((m) => m.id));
     expect(rebuildReplies(s.log.at(-1)?.effects ?? [])[0]).toMatchObject({ outcome: 'rebuilt', coveredUpTo: w });
   });

@@ -166,7 +166,7 @@ describe('writer slot and settlement scenarios', () => {
     }
     const cancelled = new WriterDriver();
     cancelled.fold(PREPARED, { type: 'writer.cancel', reason: 'drain' });
-    expect(cancelled.settles()).toEqual([expect.objectContaining({ outcome: 'cancelled', failure: expect.objectContaining({ kind: 'cancelled', retryable: false }) })]);
+    expect(cancelled.settles()).toEqual([expect.objectContaining({ outcome: 'cancelled', failure: expect.objectContaining({ kind: 'cancelled', retryable: false }) as unknown }) as unknown]);
   });
 
   it('scenario 19 (machine half): drain drops the queued request, keeps the running writer, and starts nothing until resumed', () => {
