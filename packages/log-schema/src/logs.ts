@@ -1,11 +1,10 @@
-import { COMMIT_RECORDS, type CommitRecordSchemas } from './commit-records.ts';
+import { COMMIT_RECORDS, type CommitRecordSchemas, type StoredCommitRecord } from './commit-records.ts';
 import type { EventLog, StoredRecord } from './event-log.ts';
 import { checkRecord } from './record-stream.ts';
 import { SESSION_RECORDS, type SessionRecordSchemas, type StoredSessionRecord } from './session-records.ts';
 import { StreamLog } from './stream-log.ts';
 import { COMMITS_STREAM, parseStream, sessionStream, writerStream } from './streams.ts';
 import { WRITER_RECORDS, type StoredWriterRecord, type WriterRecordSchemas } from './writer-records.ts';
-import type { StoredCommitRecord } from './commit-records.ts';
 
 /** The session streams of `log`, typed. */
 export function sessionLog(log: EventLog): StreamLog<SessionRecordSchemas> {

@@ -19,7 +19,7 @@ export { createWriterFiles, type WriterFiles } from './sandbox/writer-files.ts';
 export { diffProgress, renderProgressBlock } from './sandbox/progress-reconcile.ts';
 
 // Tokens
-export { TokenCounter, defaultTokenCounter } from './tokens/token-counter.ts';
+export { TokenCounter, defaultTokenCounter, countTokensOnce } from './tokens/token-counter.ts';
 
 // Validator: budgets, validation and its reflections
 export { CHECKPOINT_BUDGET_KEYS, DEFAULT_BUDGETS, renderBudgetTable, resolveBudgets, type Budgets } from './validator/budgets.ts';

@@ -2,6 +2,7 @@ import { Packr, Unpackr } from 'msgpackr';
 import type { Headers } from './headers.ts';
 import { findNonPlain, toPlain } from './plain-value.ts';
 import { ProtocolError } from './protocol-error.ts';
+import { makeWellFormed } from './well-formed.ts';
 
 /**
  * Payload encodings of protocol v1. MessagePack is the default; a request with the header
@@ -57,7 +58,7 @@ export function contentTypeHeaders(encoding: Encoding): Headers {
  */
 export function decodeRequest(data: Uint8Array, headers: Headers | undefined): DecodedPayload {
   const encoding = encodingFromHeaders(headers);
-  return { encoding, value: decodePayload(data, encoding) };
+  return { encoding, value: makeWellFormed(decodePayload(data, encoding)) };
 }
 
 /** Decodes a reply (or event) payload in a known encoding; same rules and errors as `decodeRequest`. */

@@ -11,9 +11,10 @@ export type WriterOutcome = z.infer<typeof WriterOutcomeSchema>;
 
 /**
  * Why a writer failed: `transient` (429, 5xx, network; retryable), `overflow` (the writer's own request was too
- * long), `auth`, `validation` (structural errors left after the last re-entry), `cancelled`, `other`.
+ * long), `auth`, `validation` (structural errors left after the last re-entry), `cancelled`, `internal` (the writer's
+ * executor itself failed: a bug, an event log that refused a record), `other`.
  */
-export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'other']);
+export const FailureKindSchema = z.enum(['transient', 'overflow', 'auth', 'validation', 'cancelled', 'internal', 'other']);
 export type FailureKind = z.infer<typeof FailureKindSchema>;
 
 /** `fork`: the writer's request is the agent's own prefix; `delta`: Baton's tools and the messages since the watermark. */

@@ -56,6 +56,7 @@ const FAILURES: Record<Exclude<FailureKind, 'cancelled'>, Failure> = {
   overflow: { kind: 'overflow', retryable: false },
   auth: { kind: 'auth', retryable: false },
   validation: { kind: 'validation', retryable: false },
+  internal: { kind: 'internal', retryable: false, message: 'the writer executor failed' },
   other: { kind: 'other', retryable: false },
 };
 

@@ -30,6 +30,7 @@ const FAILURES: Record<FailureKind, { failure: Failure; status: number | null }>
   auth: { failure: { kind: 'auth', retryable: false, message: 'unauthorized' }, status: 401 },
   validation: { failure: { kind: 'validation', retryable: false, message: 'bad request' }, status: 422 },
   cancelled: { failure: { kind: 'cancelled', retryable: false, message: 'aborted' }, status: null },
+  internal: { failure: { kind: 'internal', retryable: false, message: 'the event log refused a record' }, status: null },
   other: { failure: { kind: 'other', retryable: false, message: 'boom' }, status: null },
 };
 

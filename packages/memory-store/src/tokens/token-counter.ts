@@ -104,7 +104,7 @@ export class TokenCounter {
     }
     this.#misses += 1;
     this.#count ??= loadCount(this.encoding);
-    const tokens = this.#count(text, PLAIN_TEXT);
+    const tokens = countOrEstimate(this.#count, text);
     this.#remember(key, tokens);
     return tokens;
   }
@@ -133,6 +133,26 @@ export class TokenCounter {
       this.#keyChars -= oldest.length;
     }
   }
+}
+
+/**
+ * The tokenizer's count, or — should it ever throw on some input — an estimate of one token per four UTF-8 bytes, so
+ * that counting never fails whatever text an agent sends.
+ */
+function countOrEstimate(count: CountFn, text: string): number {
+  try {
+    return count(text, PLAIN_TEXT);
+  } catch {
+    return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
+  }
+}
+
+/**
+ * Tokens of `text` without keeping it in a cache: for texts counted once, such as the messages an agent appends.
+ * Never throws (see `countOrEstimate`).
+ */
+export function countTokensOnce(text: string, encoding: TokenEncoding = 'o200k_base'): number {
+  return text.length === 0 ? 0 : countOrEstimate(loadCount(encoding), text);
 }
 
 /** The process-wide counter: o200k_base, default cache bounds. */

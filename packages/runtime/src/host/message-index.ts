@@ -1,5 +1,5 @@
 import type { IndexedMessage } from '@baton/actors';
-import { countTokens } from 'gpt-tokenizer';
+import { countTokensOnce } from '@baton/memory-store';
 import type { Message } from '@baton/protocol';
 
 /**
@@ -21,7 +21,7 @@ export function indexMessages(messages: readonly Message[]): IndexedMessage[] {
     return {
       id: m.id,
       role: m.role,
-      tokens: countTokens(body),
+      tokens: countTokensOnce(body),
       textual: m.role !== 'tool' && textual,
       finished: m.role === 'assistant' && m.finish_reason != null,
       toolCallIds,

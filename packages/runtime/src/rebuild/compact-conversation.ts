@@ -1,6 +1,5 @@
 import type { SessionInputRecord } from '@baton/log-schema';
-import { extractiveSummary, loadPrompt } from '@baton/memory-store';
-import { countTokens } from 'gpt-tokenizer';
+import { extractiveSummary, loadPrompt, countTokensOnce } from '@baton/memory-store';
 import type OpenAI from 'openai';
 import { type HostedSession, toProviderMessage } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
@@ -50,7 +49,7 @@ export async function compactConversation(
   return {
     requestId: effect.requestId,
     source,
-    boundary: { id, role: 'user', tokens: countTokens(text), textual: true, finished: false, toolCallIds: [] },
+    boundary: { id, role: 'user', tokens: countTokensOnce(text), textual: true, finished: false, toolCallIds: [] },
     tailIds: tail.map((m) => m.id),
     message: boundaryMessage(id, text),
     cleared: [],

@@ -6,8 +6,8 @@ import {
   memoryPaths,
   renderRebuildContext,
   type RebuildCaps,
+  countTokensOnce,
 } from '@baton/memory-store';
-import { countTokens } from 'gpt-tokenizer';
 import type { SessionInputRecord } from '@baton/log-schema';
 import type { HostedSession } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
@@ -92,7 +92,7 @@ export async function renderRebuild(
     return {
       requestId: effect.requestId,
       ok: true,
-      boundary: { id, role: 'user', tokens: countTokens(rendered.text), textual: true, finished: false, toolCallIds: [] },
+      boundary: { id, role: 'user', tokens: countTokensOnce(rendered.text), textual: true, finished: false, toolCallIds: [] },
       tailIds: tail.map((m) => m.id),
       message,
       cleared: clearableToolResults(tail),
