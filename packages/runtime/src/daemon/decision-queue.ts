@@ -8,6 +8,8 @@ import type { Clock, TimerHandle } from '../time/clock.ts';
  */
 export class DecisionQueue {
   readonly #pending = new Map<string, { records: SessionAppend[]; timer: TimerHandle }>();
+  /** Idle flushes whose append has not resolved yet (`flushAll` waits for them too). */
+  readonly #writing = new Set<Promise<void>>();
   readonly #clock: Clock;
   readonly #flushMs: number;
   readonly #write: (sessionId: string, records: SessionAppend[]) => Promise<unknown>;
@@ -38,13 +40,20 @@ export class DecisionQueue {
     return pending.records;
   }
 
-  async #flush(sessionId: string): Promise<void> {
+  #flush(sessionId: string): Promise<void> {
     const records = this.take(sessionId);
-    if (records.length > 0) await this.#write(sessionId, records).catch(() => {});
+    if (records.length === 0) return Promise.resolve();
+    const writing = this.#write(sessionId, records).then(
+      () => {},
+      () => {},
+    );
+    this.#writing.add(writing);
+    void writing.then(() => this.#writing.delete(writing));
+    return writing;
   }
 
-  /** Writes every queued decision now. */
+  /** Writes every queued decision now; resolves once they, and idle flushes already under way, are durable. */
   async flushAll(): Promise<void> {
-    await Promise.all([...this.#pending.keys()].map((sid) => this.#flush(sid)));
+    await Promise.all([...[...this.#pending.keys()].map((sid) => this.#flush(sid)), ...this.#writing]);
   }
 }
