@@ -26,8 +26,9 @@ export interface AppendInput {
   readonly payload: unknown;
   readonly msgId?: string;
   /**
-   * Lookup keys the record registers in its stream (e.g. the ids of the messages it carries), answered by `hasKey`.
-   * Not part of the stored record; a duplicate (by msgId) registers nothing.
+   * Lookup keys the record registers in its stream (e.g. the ids of the messages it carries), answered by `keySeq`.
+   * Not part of the stored record; a duplicate (by msgId) registers nothing; a later record registering the same key
+   * takes it over (e.g. `snapshot`: the newest snapshot).
    */
   readonly keys?: readonly string[];
 }
@@ -70,10 +71,11 @@ export interface EventLog {
    */
   lastSeq(stream: string): number;
   /**
-   * Whether a committed record of `stream` registered `key` (see `AppendInput.keys`). Appends still waiting for their
-   * transaction are not seen: callers that check before appending serialise their appends per stream.
+   * The seq of the committed record of `stream` that last registered `key` (see `AppendInput.keys`), or undefined.
+   * Appends still waiting for their transaction are not seen: callers that check before appending serialise their
+   * appends per stream.
    */
-  hasKey(stream: string, key: string): boolean;
+  keySeq(stream: string, key: string): number | undefined;
   /** Stream names starting with `prefix` (all when omitted), in key order. */
   streams(prefix?: string): Iterable<string>;
   /** Waits for all pending appends and releases resources. */

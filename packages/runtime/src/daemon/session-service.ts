@@ -257,7 +257,7 @@ export class SessionService {
       for (const m of messages) {
         const key = messageKey(m.id);
         // Re-sent ids are accepted once: against the log (durable, not held in memory) and within this batch.
-        if (keys.has(key) || this.#o.log.hasKey(stream, key)) continue;
+        if (keys.has(key) || this.#o.log.keySeq(stream, key) !== undefined) continue;
         keys.add(key);
         accepted.push(m);
       }

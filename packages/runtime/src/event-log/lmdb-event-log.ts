@@ -153,9 +153,9 @@ export class LmdbEventLog implements EventLog {
     return this.headCache.get(stream) ?? this.readHead(stream);
   }
 
-  hasKey(stream: string, key: string): boolean {
+  keySeq(stream: string, key: string): number | undefined {
     this.assertOpen();
-    return this.keys.get([stream, key]) !== undefined;
+    return this.keys.get([stream, key]);
   }
 
   *streams(prefix = ''): Iterable<string> {

@@ -25,7 +25,7 @@ interface StreamState {
   /** Encoded records; index = seq - 1. */
   readonly records: Uint8Array[];
   readonly msgIds: Map<string, number>;
-  readonly keys: Set<string>;
+  readonly keys: Map<string, number>;
 }
 
 interface PendingAppend {
@@ -92,9 +92,9 @@ export class MemoryEventLog implements EventLog {
     return this.state.get(stream)?.records.length ?? 0;
   }
 
-  hasKey(stream: string, key: string): boolean {
+  keySeq(stream: string, key: string): number | undefined {
     this.assertOpen();
-    return this.state.get(stream)?.keys.has(key) ?? false;
+    return this.state.get(stream)?.keys.get(key);
   }
 
   *streams(prefix = ''): Iterable<string> {
@@ -167,14 +167,14 @@ export class MemoryEventLog implements EventLog {
           continue;
         }
         if (state === undefined) {
-          state = { records: [], msgIds: new Map(), keys: new Set() };
+          state = { records: [], msgIds: new Map(), keys: new Map() };
           this.state.set(stream, state);
           this.sortedStreams = undefined;
         }
         state.records.push(encoded[i] as Uint8Array);
         const seq = state.records.length;
         if (msgId !== undefined) state.msgIds.set(msgId, seq);
-        for (const key of (inputs[i] as AppendInput).keys ?? []) state.keys.add(key);
+        for (const key of (inputs[i] as AppendInput).keys ?? []) state.keys.set(key, seq);
         this.global.push([stream, seq]);
         out[i] = { seq, duplicate: false };
       }
