@@ -42,7 +42,7 @@ describe('close with a writer that never settles', () => {
     // The order of the log tells the story: the close, its timer, then the writer's cancellation.
     expect([close?.seq, fired?.seq, settlement?.seq].every((s, i, all) => s !== undefined && (i === 0 || s > (all[i - 1] ?? 0)))).toBe(true);
     const writer = [...writerLog(h.log).read(writerId)].map((r) => r.type);
-    expect(writer).toEqual(['writer.started', 'writer.prepared', 'writer.cancel']);
+    expect(writer).toEqual(['writer.started', 'writer.prepared', 'writer.cancel', 'snapshot']);
     expect((await h.client.status(sid)).state.writer).toBe('idle');
     expect(verifySession(h.log, sid).divergence).toBeNull();
   });

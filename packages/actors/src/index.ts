@@ -32,4 +32,5 @@ export {
 } from './writer-events.ts';
 export type { WriterPerf, WriterEffect } from './writer-effects.ts';
 export { writerMachine } from './writer-machine.ts';
+export type { WriterContext } from './writer-context.ts';
 export { foldStart, foldEvent } from './fold.ts';

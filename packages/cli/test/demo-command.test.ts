@@ -65,6 +65,6 @@ describe('baton demo', () => {
 
     const verify = await runBaton(['replay', sid, '--data-dir', dataDir, '--verify']);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/verified \d+ session events, \d+ decisions, [1-9]\d* writers?: no divergence/);
+    expect(verify.stdout).toMatch(/verified \d+ session events, \d+ decisions(, \d+ snapshots?)?, [1-9]\d* writers?: no divergence/);
   });
 });

@@ -102,14 +102,30 @@ describe('verifySession on a tampered log', () => {
     expect(result.divergence).toMatchObject({ stream: `session/${sessionId}`, seq: alteredSeq });
   });
 
-  it('reports a writer stream that lost its last record while the session recorded a success', async () => {
+  it('reports a writer stream that lost its last records while the session recorded a success', async () => {
     const dir = tempDir();
     const writerStream = `writer/${sessionId}-w1`;
-    await copyLog(recorded, dir, (stream, r) => (stream === writerStream && r.type === 'commit.completed' ? null : r));
+    // The commit and the final snapshot after it are gone.
+    await copyLog(recorded, dir, (stream, r) => (stream === writerStream && (r.type === 'commit.completed' || r.type === 'snapshot') ? null : r));
     const result = await withLog(dir, (log) => verifySession(log, sessionId));
     const settled = await withLog(recorded, (log) => [...log.read(`session/${sessionId}`)].find((r) => r.type === 'writer.settled'));
     expect(result.divergence).toMatchObject({ stream: `session/${sessionId}`, seq: settled?.seq, expected: { outcome: 'cancelled' } });
     expect((result.divergence?.actual as { outcome: string }).outcome).toBe('success');
+  });
+
+  it('reports a writer snapshot that is not the state its events re-fold to', async () => {
+    const dir = tempDir();
+    const writerStream = `writer/${sessionId}-w1`;
+    let snapshotSeq = 0;
+    await copyLog(recorded, dir, (stream, r) => {
+      if (stream !== writerStream || r.type !== 'snapshot') return r;
+      snapshotSeq = r.seq;
+      const payload = r.payload as { state: { value: unknown; context: Record<string, unknown> } };
+      return { ...r, payload: { ...payload, state: { ...payload.state, context: { ...payload.state.context, reentries: 3 } } } };
+    });
+    const result = await withLog(dir, (log) => verifySession(log, sessionId));
+    expect(snapshotSeq).toBeGreaterThan(0);
+    expect(result.divergence).toMatchObject({ stream: writerStream, seq: snapshotSeq, path: 'context.reentries' });
   });
 
   it('accepts a log whose last decision is missing (decisions are derived)', async () => {

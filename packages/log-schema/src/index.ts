@@ -25,6 +25,8 @@ export {
   SESSION_RECORDS,
   type SessionAppend,
   type SessionInputRecord,
+  type SessionSnapshot,
+  SNAPSHOT_KEY,
   type SessionRecord,
   type SessionRecordSchemas,
   type StoredSessionRecord,

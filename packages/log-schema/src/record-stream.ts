@@ -13,8 +13,8 @@ export type RecordOf<S extends PayloadSchemas> = {
   [K in keyof S & string]: { readonly type: K; readonly payload: z.input<S[K]> };
 }[keyof S & string];
 
-/** A typed record to append: `at` from the caller's clock, `msgId` for idempotency. */
-export type AppendOf<S extends PayloadSchemas> = RecordOf<S> & { readonly at: number; readonly msgId?: string };
+/** A typed record to append: `at` from the caller's clock, `msgId` for idempotency, `keys` for lookups. */
+export type AppendOf<S extends PayloadSchemas> = RecordOf<S> & { readonly at: number; readonly msgId?: string; readonly keys?: readonly string[] };
 
 /** A stored record of the stream, validated against its type's schema (the payload object is the stored one). */
 export type StoredOf<S extends PayloadSchemas> = RecordOf<S> & Omit<StoredRecord, 'type' | 'payload'>;
@@ -34,7 +34,13 @@ export function checkRecord<S extends PayloadSchemas>(schemas: S, record: Stored
 
 /** Turns typed records into the log's append inputs. */
 export function toAppendInputs<S extends PayloadSchemas>(records: readonly AppendOf<S>[]): AppendInput[] {
-  return records.map((r) => ({ type: r.type, at: r.at, payload: r.payload, ...(r.msgId !== undefined ? { msgId: r.msgId } : {}) }));
+  return records.map((r) => ({
+    type: r.type,
+    at: r.at,
+    payload: r.payload,
+    ...(r.msgId !== undefined ? { msgId: r.msgId } : {}),
+    ...(r.keys !== undefined ? { keys: r.keys } : {}),
+  }));
 }
 
 /** Checks records about to be appended (records that crossed a thread boundary). Throws `LogRecordError` (seq 0). */

@@ -2,6 +2,7 @@ import {
   FailureSchema,
   MessageIndexEntrySchema,
   SessionEventSchema,
+  type SessionContext,
   type SessionEffect,
   type SessionEvent,
 } from '@baton/actors';
@@ -36,6 +37,29 @@ const RebuiltContextFields = {
 const EffectSchema = z.custom<SessionEffect>((v) => typeof v === 'object' && v !== null && typeof (v as { kind?: unknown }).kind === 'string', {
   message: 'expected an effect with a kind',
 });
+
+const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;
+
+/**
+ * A session actor's folded state: the machine's state value and context, and what its host keeps besides (the
+ * boundary messages Baton inserted and the tool outputs it cleared, for the messages still in the context; the times
+ * of the running writer's start and of the last settlement).
+ */
+export const SessionSnapshotSchema = z.object({
+  /** Seq of the last input folded into this state. */
+  for: z.number().int().nonnegative(),
+  state: z.object({
+    value: z.unknown(),
+    context: z.custom<SessionContext>((v) => isObject(v) && Array.isArray((v as { index?: unknown }).index), { message: 'expected a session context' }),
+  }),
+  host: z.object({
+    inserted: z.array(MessageSchema),
+    cleared: z.array(z.tuple([z.string(), z.string()])),
+    writerStartedAt: z.number().int().nullable(),
+    lastSettledAt: z.number().int().nullable(),
+  }),
+});
+export type SessionSnapshot = z.infer<typeof SessionSnapshotSchema>;
 
 /** The session summary a decision records (fields added by later versions are optional when read back). */
 export const DecisionStateSchema = z.object({
@@ -93,6 +117,11 @@ export const SESSION_RECORDS = {
    * for). Replay recomputes decisions and compares them; they may be missing after a crash.
    */
   decision: z.object({ for: z.number().int().positive(), state: DecisionStateSchema, effects: z.array(EffectSchema) }),
+  /**
+   * Derived: the folded state after input `for`, written every so many inputs and when the session is closed or
+   * leaves memory; loading starts from the newest one (lookup key `snapshot`). Replay checks it against a full re-fold.
+   */
+  snapshot: SessionSnapshotSchema,
 } as const;
 
 export type SessionRecordSchemas = typeof SESSION_RECORDS;
@@ -101,5 +130,8 @@ export type SessionRecordType = SessionRecord['type'];
 export type SessionAppend = AppendOf<SessionRecordSchemas>;
 export type StoredSessionRecord = StoredOf<SessionRecordSchemas>;
 
-/** Record types that are inputs of the session machine (everything but `session.opened` and `decision`). */
-export type SessionInputRecord = Exclude<SessionRecord, { type: 'session.opened' | 'decision' }>;
+/** Record types that are inputs of the session machine (everything but `session.opened`, `decision`, `snapshot`). */
+export type SessionInputRecord = Exclude<SessionRecord, { type: 'session.opened' | 'decision' | 'snapshot' }>;
+
+/** The lookup key of the newest snapshot of a session stream. */
+export const SNAPSHOT_KEY = 'snapshot';

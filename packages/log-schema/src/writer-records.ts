@@ -1,4 +1,4 @@
-import { WriterEventSchema, WriterInputSchema, type WriterEvent } from '@baton/actors';
+import { WriterEventSchema, WriterInputSchema, type WriterContext, type WriterEvent } from '@baton/actors';
 import { WriterTriggerSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
@@ -42,6 +42,14 @@ export const WRITER_RECORDS = {
   'commit.completed': eventPayload('commit.completed', z.object({ conflicts: z.array(z.string()).optional() })),
   'commit.failed': eventPayload('commit.failed'),
   'writer.cancel': eventPayload('writer.cancel'),
+  /** Derived: the writer machine's final state, written once it settled; replay checks it against its re-fold. */
+  snapshot: z.object({
+    state: z.object({
+      value: z.unknown(),
+      context: z.custom<WriterContext>((v) => typeof v === 'object' && v !== null && 'phase' in v, { message: 'expected a writer context' }),
+    }),
+    thread: z.number().int().nonnegative(),
+  }),
 } as const;
 
 export type WriterRecordSchemas = typeof WRITER_RECORDS;

@@ -30,7 +30,8 @@ function valueAt(value: unknown, path: string): unknown {
 }
 
 function summary(r: VerifyResult): string {
-  return `${r.sessionEvents} session events, ${r.decisions} decisions, ${r.writers} writer${r.writers === 1 ? '' : 's'}`;
+  const snapshots = r.snapshots > 0 ? `, ${r.snapshots} snapshot${r.snapshots === 1 ? '' : 's'}` : '';
+  return `${r.sessionEvents} session events, ${r.decisions} decisions${snapshots}, ${r.writers} writer${r.writers === 1 ? '' : 's'}`;
 }
 
 function printDivergence(io: CliIo, r: VerifyResult, d: Divergence): void {

@@ -39,6 +39,8 @@ function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
     }
     case 'decision':
       return decisionFacts(record.payload, sessionId);
+    case 'snapshot':
+      return `state after #${record.payload.for}: ${record.payload.state.context.index.length} messages in context`;
     case 'writer.settled': {
       const { writerId, outcome, failure, reason } = record.payload;
       let text = `${shortWriterId(writerId, sessionId)} ${outcome}`;
@@ -105,6 +107,8 @@ function writerFacts(record: StoredWriterRecord): string {
       return excerpt(record.payload.message, 100);
     case 'writer.cancel':
       return `reason: ${excerpt(record.payload.reason, 100)}`;
+    case 'snapshot':
+      return `final state ${JSON.stringify(record.payload.state.value)}`;
     default:
       return assertNever(record, 'writer record');
   }

@@ -2,9 +2,9 @@ import type { SessionAppend } from '@baton/log-schema';
 import type { Clock, TimerHandle } from '../time/clock.ts';
 
 /**
- * Decision records are derived data (replay recomputes them), recorded so that `replay --verify` can detect
- * divergence. They are written with the session's next input, or after `flushMs` idle, so they never cost a request a
- * commit of its own.
+ * Decision and snapshot records are derived data (replay recomputes them), recorded so that `replay --verify` can
+ * detect divergence and loading can start from a recent state. They are written with the session's next input, or
+ * after `flushMs` idle, so they never cost a request a commit of its own.
  */
 export class DecisionQueue {
   readonly #pending = new Map<string, { records: SessionAppend[]; timer: TimerHandle }>();
@@ -50,6 +50,11 @@ export class DecisionQueue {
     this.#writing.add(writing);
     void writing.then(() => this.#writing.delete(writing));
     return writing;
+  }
+
+  /** Writes the queued records of `sessionId` now; resolves once they are durable. */
+  flush(sessionId: string): Promise<void> {
+    return this.#flush(sessionId);
   }
 
   /** Writes every queued decision now; resolves once they, and idle flushes already under way, are durable. */

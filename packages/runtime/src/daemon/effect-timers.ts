@@ -5,7 +5,7 @@ import type { Clock, TimerHandle } from '../time/clock.ts';
  * logged `timer.fired` input, so a replay needs no clock. Timers run on the injected `Clock`.
  */
 export class EffectTimers {
-  readonly #timers = new Map<string, TimerHandle>();
+  readonly #timers = new Map<string, { readonly sessionId: string; readonly handle: TimerHandle }>();
   readonly #clock: Clock;
   readonly #fire: (sessionId: string, timerId: string) => void;
 
@@ -20,18 +20,24 @@ export class EffectTimers {
       this.#timers.delete(timerId);
       this.#fire(sessionId, timerId);
     }, ms);
-    this.#timers.set(timerId, handle);
+    this.#timers.set(timerId, { sessionId, handle });
   }
 
   cancel(timerId: string): void {
-    const handle = this.#timers.get(timerId);
-    if (handle !== undefined) this.#clock.clearTimeout(handle);
+    const timer = this.#timers.get(timerId);
+    if (timer !== undefined) this.#clock.clearTimeout(timer.handle);
     this.#timers.delete(timerId);
+  }
+
+  /** Whether a timer of `sessionId` is pending (such a session must stay in memory to receive it). */
+  pending(sessionId: string): boolean {
+    for (const timer of this.#timers.values()) if (timer.sessionId === sessionId) return true;
+    return false;
   }
 
   /** Cancels every pending timer (on shutdown). */
   clear(): void {
-    for (const handle of this.#timers.values()) this.#clock.clearTimeout(handle);
+    for (const timer of this.#timers.values()) this.#clock.clearTimeout(timer.handle);
     this.#timers.clear();
   }
 }

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { relative } from 'node:path';
 import { isMainEffect, type Failure, type SessionMainEffect, type TailPolicy } from '@baton/actors';
 import {
-  commitLog,
+  LogRecordError,
+  SNAPSHOT_KEY,
   sessionLog,
   sessionStream,
   type EventLog,
@@ -35,12 +36,14 @@ import {
 import { assertNever } from '../assert-never.ts';
 import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
-import type { Clock } from '../time/clock.ts';
+import type { Clock, TimerHandle } from '../time/clock.ts';
+import { CommitVersions } from './commit-versions.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { Mailbox } from './mailbox.ts';
-import { memoryFileInfo } from './memory-file-info.ts';
+import { messageKey } from './message-key.ts';
+import { readSessionLoad } from './session-load.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { Waits } from './waits.ts';
 
@@ -50,7 +53,7 @@ export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; fa
 /** A reply body: the reply schema's type without `ok`, which the daemon adds. */
 type Body<T> = Omit<T, 'ok'>;
 
-/** What the main thread keeps of a loaded session: how to answer it. Its state lives in its actor, in a worker. */
+/** What the main thread keeps of a resident session: how to answer it. Its state lives in its actor, in a worker. */
 interface LoadedSession {
   readonly sessionId: string;
   readonly projectId: string;
@@ -61,7 +64,22 @@ interface LoadedSession {
   summary: SessionSummary;
   /** Requests waiting for a `reply` / `rebuild.reply` effect. */
   readonly replies: Map<string, (body: Record<string, unknown>) => void>;
+  /** Inputs folded since the last snapshot was queued. */
+  sinceSnapshot: number;
+  lastUsedAt: number;
 }
+
+/** When sessions leave memory. */
+export interface Residency {
+  /** A session nobody used for this long leaves memory (default 10 min). */
+  readonly idleMs: number;
+  /** Most sessions kept in memory; past it the least recently used idle ones leave (default: no limit). */
+  readonly maxResident: number;
+  /** A snapshot of a session's state is written every this many inputs (and when it leaves memory). */
+  readonly snapshotEvery: number;
+}
+
+export const DEFAULT_RESIDENCY: Residency = { idleMs: 600_000, maxResident: Number.POSITIVE_INFINITY, snapshotEvery: 500 };
 
 export interface SessionServiceOptions {
   readonly log: EventLog;
@@ -70,6 +88,7 @@ export interface SessionServiceOptions {
   readonly clock: Clock;
   readonly newId: () => string;
   readonly waits: Waits;
+  readonly residency?: Partial<Residency>;
   readonly tail?: TailPolicy;
   /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
   readonly checkpointDisabled?: boolean;
@@ -77,35 +96,41 @@ export interface SessionServiceOptions {
   publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
 }
 
-/** The lookup key that deduplicates a message id in its session stream (long ids are hashed to fit a log key). */
-function messageKey(id: string): string {
-  return id.length <= 200 ? `m:${id}` : `m#${createHash('sha256').update(id).digest('hex')}`;
-}
-
 /**
  * The sessions of one daemon on the main thread: logs every input before handing it to the session's actor in its
- * worker, runs the effects that belong on the main thread (publish, reply, timers), and answers protocol requests.
+ * worker, runs the effects that belong on the main thread (publish, reply, timers), answers protocol requests, and
+ * keeps only the sessions in use in memory (a session that left loads again from its newest snapshot). A session
+ * whose log cannot be folded is quarantined: its requests get `quarantined`, every other session keeps serving.
  * Transport-independent.
  */
 export class SessionService {
   readonly #o: SessionServiceOptions;
   readonly #log: StreamLog<SessionRecordSchemas>;
+  readonly #residency: Residency;
+  /** Resident sessions, least recently used first. */
   readonly #sessions = new Map<string, LoadedSession>();
+  readonly #quarantined = new Map<string, ProtocolError>();
   readonly #mailbox = new Mailbox();
   readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
+  readonly #versions: CommitVersions;
+  #sweep: TimerHandle | null = null;
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
     this.#log = sessionLog(options.log);
+    this.#residency = { ...DEFAULT_RESIDENCY, ...options.residency };
     this.#folded = new FoldSignal(options.clock);
     this.#timers = new EffectTimers(options.clock, (sessionId, timerId) => {
       this.input(sessionId, { type: 'timer.fired', payload: { timerId } }).catch(() => {});
     });
     this.#decisions = new DecisionQueue(options.clock, options.waits.decisionFlushMs, (sessionId, records) => this.#log.append(sessionId, records));
+    this.#versions = new CommitVersions(options.log);
+    this.#armSweep();
   }
 
+  /** Sessions in memory now. */
   get loadedCount(): number {
     return this.#sessions.size;
   }
@@ -125,12 +150,11 @@ export class SessionService {
     return { root: p.root, checkpoint: p.checkpoint, memory: p.memory, notes: p.notes, tasks_dir: p.tasksDir };
   }
 
-  /** Appends one input (with the session's queued decisions in the same transaction); resolves when durable. */
+  /** Appends one input (with the session's queued derived records in the same transaction); resolves when durable. */
   async #append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
-    const record: SessionAppend = { ...input, at: this.#o.clock.now() };
+    const record: SessionAppend = { ...input, at: this.#o.clock.now(), ...(keys !== undefined ? { keys } : {}) };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
-    const decisions = this.#decisions.take(sessionId);
-    const results = await this.#o.log.append(sessionStream(sessionId), [...decisions, { ...record, ...(keys !== undefined ? { keys } : {}) }]);
+    const results = await this.#log.append(sessionId, [...this.#decisions.take(sessionId), record]);
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
     return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
@@ -138,12 +162,26 @@ export class SessionService {
 
   /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */
   async #fold(session: LoadedSession, record: StoredSessionRecord): Promise<FoldReply> {
-    const reply = await this.#o.pool.call(session.sessionId, 'session.fold', { sessionId: session.sessionId, record });
+    let reply: FoldReply;
+    try {
+      reply = await this.#o.pool.call(session.sessionId, 'session.fold', { sessionId: session.sessionId, record });
+    } catch (err) {
+      this.#quarantineOn(session.sessionId, err);
+      throw err;
+    }
     session.summary = reply.summary;
     for (const effect of reply.effects) if (isMainEffect(effect)) this.#runEffect(session, effect, reply);
     this.#folded.notify();
     this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock.now(), payload: { for: record.seq, state: reply.summary, effects: [...reply.effects] } });
+    if (++session.sinceSnapshot >= this.#residency.snapshotEvery) await this.#queueSnapshot(session);
     return reply;
+  }
+
+  /** Queues a snapshot of the session's folded state; it is written with the session's next records. */
+  async #queueSnapshot(session: LoadedSession): Promise<void> {
+    const snapshot = await this.#o.pool.call(session.sessionId, 'session.snapshot', { sessionId: session.sessionId });
+    this.#decisions.queue(session.sessionId, { type: 'snapshot', at: this.#o.clock.now(), payload: snapshot, keys: [SNAPSHOT_KEY] });
+    session.sinceSnapshot = 0;
   }
 
   #runEffect(session: LoadedSession, effect: SessionMainEffect, fold: FoldReply): void {
@@ -181,22 +219,49 @@ export class SessionService {
     resolve?.(body);
   }
 
-  /** Loads a session from its log into a worker (after a restart or on first use). */
+  /**
+   * Sets a session aside when its log cannot be folded (the error says which record): its requests get that error,
+   * the log is left as it is, and every other session keeps serving.
+   */
+  #quarantineOn(sessionId: string, err: unknown): void {
+    if ((err as { code?: unknown }).code !== 'quarantined' || !(err instanceof ProtocolError)) return;
+    this.#quarantined.set(sessionId, err);
+    this.#sessions.delete(sessionId);
+    this.#o.pool.release(sessionId);
+  }
+
+  /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
     const existing = this.#sessions.get(sessionId);
-    if (existing !== undefined) return existing;
-    const records = [...this.#log.read(sessionId)];
-    const opened = records[0];
-    if (opened?.type !== 'session.opened') throw new ProtocolError('not_found', `unknown session ${sessionId}`);
-    const { setup, encoding } = opened.payload;
-    const reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup, records: records.slice(1) });
+    if (existing !== undefined) return this.#touch(existing);
+    const quarantined = this.#quarantined.get(sessionId);
+    if (quarantined !== undefined) throw quarantined;
+    let load;
+    try {
+      load = readSessionLoad(this.#log, this.#o.log, sessionId);
+    } catch (err) {
+      if (!(err instanceof LogRecordError)) throw err;
+      const error = new ProtocolError('quarantined', `session ${sessionId} is quarantined: ${err.message}`, { stream: err.stream, seq: err.seq, type: err.type });
+      this.#quarantined.set(sessionId, error);
+      throw error;
+    }
+    if (load === null) throw new ProtocolError('not_found', `unknown session ${sessionId}`);
+    let reply: FoldReply;
+    try {
+      reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup: load.setup, snapshot: load.snapshot, records: load.records });
+    } catch (err) {
+      this.#quarantineOn(sessionId, err);
+      throw err;
+    }
     const session: LoadedSession = {
       sessionId,
-      projectId: setup.projectId,
-      encoding,
-      thresholds: setup.input.thresholds,
+      projectId: load.setup.projectId,
+      encoding: load.encoding,
+      thresholds: load.setup.input.thresholds,
       summary: reply.summary,
       replies: new Map(),
+      sinceSnapshot: load.records.length,
+      lastUsedAt: this.#o.clock.now(),
     };
     this.#sessions.set(sessionId, session);
     if (reply.summary.rebuildRequestId !== null) {
@@ -217,7 +282,61 @@ export class SessionService {
       });
       await this.#fold(session, record);
     }
+    this.#makeRoom(sessionId);
     return session;
+  }
+
+  /** Marks a session most recently used. */
+  #touch(session: LoadedSession): LoadedSession {
+    session.lastUsedAt = this.#o.clock.now();
+    this.#sessions.delete(session.sessionId);
+    this.#sessions.set(session.sessionId, session);
+    return session;
+  }
+
+  /** A session may leave memory when nothing of it is under way: no writer, rebuild, close, waiting reply or timer. */
+  #evictable(s: LoadedSession): boolean {
+    const { writer, rebuilding, closing } = s.summary;
+    return writer === 'idle' && !rebuilding && !closing && s.replies.size === 0 && !this.#timers.pending(s.sessionId);
+  }
+
+  /** Past `maxResident`, the least recently used idle sessions leave memory (never `keep`, just loaded). */
+  #makeRoom(keep: string): void {
+    let excess = this.#sessions.size - this.#residency.maxResident;
+    for (const s of this.#sessions.values()) {
+      if (excess <= 0) return;
+      if (s.sessionId === keep || !this.#evictable(s)) continue;
+      excess--;
+      void this.#evict(s.sessionId);
+    }
+  }
+
+  /**
+   * Takes a session out of memory: its queued decisions and a snapshot of its state are written (so it loads again
+   * from there), then its actor leaves the worker. A request for it afterwards loads it again.
+   */
+  #evict(sessionId: string): Promise<void> {
+    return this.#mailbox
+      .run(sessionId, async () => {
+        const s = this.#sessions.get(sessionId);
+        if (s === undefined || !this.#evictable(s)) return;
+        if (s.sinceSnapshot > 0) await this.#queueSnapshot(s);
+        await this.#decisions.flush(sessionId);
+        this.#sessions.delete(sessionId);
+        await this.#o.pool.call(sessionId, 'session.unload', { sessionId });
+        this.#o.pool.release(sessionId);
+      })
+      .catch(() => {});
+  }
+
+  /** Every so often, sessions unused for `idleMs` leave memory. */
+  #armSweep(): void {
+    const every = Math.max(10, Math.min(this.#residency.idleMs / 2, 60_000));
+    this.#sweep = this.#o.clock.setTimeout(() => {
+      const now = this.#o.clock.now();
+      for (const s of [...this.#sessions.values()]) if (now - s.lastUsedAt >= this.#residency.idleMs && this.#evictable(s)) void this.#evict(s.sessionId);
+      this.#armSweep();
+    }, every);
   }
 
   async open(req: OpenRequest, encoding: Encoding): Promise<Body<OpenReply>> {
@@ -300,6 +419,7 @@ export class SessionService {
     return (await this.#requestWithReply(sessionId, (requestId) => ({ type: 'checkpoint.requested', payload: { requestId } }))) as Body<CheckpointReply>;
   }
 
+  /** Closes the session (its running writer is awaited first, then cancelled); a closed session leaves memory. */
   async close(sessionId: string): Promise<Record<string, never>> {
     await this.#requestWithReply(
       sessionId,
@@ -308,14 +428,18 @@ export class SessionService {
         if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
       },
     );
+    void this.#evict(sessionId);
     return {};
   }
 
   async status(sessionId: string): Promise<Body<StatusReply>> {
-    const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
-    const info = await this.#o.pool.call(sessionId, 'session.status', { sessionId });
+    // Both in the mailbox: the session may not leave memory between its load and the worker's answer.
+    const { session, info } = await this.#mailbox.run(sessionId, async () => {
+      const loaded = await this.#load(sessionId);
+      return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
+    });
     const paths = this.#paths(session.projectId, sessionId);
-    const file = (path: string) => memoryFileInfo(paths.root, path, commitLog(this.#o.log));
+    const version = (path: string): number => this.#versions.versions(relative(paths.root, path));
     const last = session.summary.lastOutcome;
     const lastOutcome: LastOutcome | null =
       last === null
@@ -329,7 +453,11 @@ export class SessionService {
           };
     return {
       state: stateOf(session.summary),
-      files: { checkpoint: await file(paths.checkpoint), memory: await file(paths.memory), notes: await file(paths.notes) },
+      files: {
+        checkpoint: { ...info.files.checkpoint, version: version(paths.checkpoint) },
+        memory: { ...info.files.memory, version: version(paths.memory) },
+        notes: { ...info.files.notes, version: version(paths.notes) },
+      },
       writer: info.writer,
       last_outcome: lastOutcome,
     };
@@ -371,9 +499,11 @@ export class SessionService {
     return (await answer.replied) as Body<RebuildReply>;
   }
 
-  /** Cancels every pending timer (on shutdown). */
+  /** Cancels every pending timer, the idle sweep included (on shutdown). */
   clearTimers(): void {
     this.#timers.clear();
+    if (this.#sweep !== null) this.#o.clock.clearTimeout(this.#sweep);
+    this.#sweep = null;
   }
 
   /** A writer finished in a worker: its cache figures are published and its settlement enters the session as an input. */
@@ -421,7 +551,7 @@ export class SessionService {
     return await this.#folded.waitFor<WaitOutcome>(settled, timeoutMs, { outcome: 'timeout' });
   }
 
-  /** Writes every queued decision record (on drain and shutdown). */
+  /** Writes every queued decision and snapshot record (on drain and shutdown). */
   flushDecisions(): Promise<void> {
     return this.#decisions.flushAll();
   }
@@ -439,16 +569,19 @@ export class SessionService {
   }
 
   /**
-   * Drains every loaded session: queued writer requests are dropped (recorded by the `drain.requested` event) and no
-   * new writer starts. Returns how many requests were dropped.
+   * Drains every resident session: queued writer requests are dropped (recorded by the `drain.requested` event) and
+   * no new writer starts. Returns how many requests were dropped.
    */
   async drainSessions(): Promise<number> {
     let dropped = 0;
     await Promise.all(
-      [...this.#sessions.values()].map((session) =>
-        this.#mailbox.run(session.sessionId, async () => {
+      [...this.#sessions.keys()].map((sessionId) =>
+        this.#mailbox.run(sessionId, async () => {
+          // It may have left memory while this waited; a session not in memory has nothing queued to drop.
+          const session = this.#sessions.get(sessionId);
+          if (session === undefined) return;
           if (session.summary.writer === 'running+pending') dropped++;
-          await this.#fold(session, await this.#append(session.sessionId, { type: 'drain.requested', payload: {} }));
+          await this.#fold(session, await this.#append(sessionId, { type: 'drain.requested', payload: {} }));
         }),
       ),
     );

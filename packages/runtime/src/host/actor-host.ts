@@ -1,7 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
-import { HistoryStore } from '@baton/memory-store';
+import { HistoryStore, countTokensOnce, memoryPaths } from '@baton/memory-store';
+import type { StoredSessionRecord } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
 import OpenAI from 'openai';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
@@ -11,15 +13,14 @@ import type { Clock } from '../time/clock.ts';
 import { WriterRun } from '../writer/writer-run.ts';
 import { assertNever } from '../assert-never.ts';
 import { PortRpc } from './port-rpc.ts';
-import { HostedSession, summarize } from './session-host.ts';
-import type {
-  FoldReply,
-  HostOptions,
-  MainSide,
-  SessionStatusInfo,
-  WorkerSide,
-  WriterSettledNote,
-} from './worker-messages.ts';
+import { HostedSession, summarize, type MessageSource } from './session-host.ts';
+import type { FileTokens, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
+
+/** A memory file's existence and real-token size (0 when it is missing). */
+async function fileTokens(path: string): Promise<FileTokens> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  return text === null ? { exists: false, tokens: 0 } : { exists: true, tokens: countTokensOnce(text) };
+}
 
 /**
  * The actor host inside one worker thread: owns the session actors assigned to it and their writer actors, and runs
@@ -36,6 +37,11 @@ export class ActorHost {
   readonly #openai: OpenAI;
   readonly #history: HistoryStore;
   readonly #journal: WorkerCommitJournal;
+  /** Message bodies come from the main thread's event log. */
+  readonly #source: MessageSource = {
+    messages: (sessionId, ids) => (ids.length === 0 ? Promise.resolve([]) : this.#rpc.call('log.messages', { sessionId, ids })),
+    recentMain: (sessionId, limit) => this.#rpc.call('log.recentMain', { sessionId, limit }),
+  };
   #stopped: () => void = () => {};
   readonly stopped = new Promise<void>((resolve) => {
     this.#stopped = resolve;
@@ -55,18 +61,27 @@ export class ActorHost {
     this.#journal = new WorkerCommitJournal((stream, records) => this.#rpc.call('log.append', { stream, records }));
     this.#rpc = new PortRpc<WorkerSide, MainSide>(port, {
       calls: {
-        'session.load': ({ sessionId, setup, records }) => {
-          const session = new HostedSession(setup);
-          for (const record of records) session.fold(record);
+        'session.load': ({ sessionId, setup, snapshot, records }) => {
+          const session = new HostedSession(setup, snapshot);
+          for (const record of records) this.#foldOrQuarantine(session, record);
           this.#sessions.set(sessionId, session);
           return { summary: summarize(session.snapshot), effects: [], context: null };
         },
-        'session.fold': ({ sessionId, record }) => {
-          const reply = this.#session(sessionId).fold(record);
-          this.#runEffects(this.#session(sessionId), reply);
-          return reply;
+        'session.fold': async ({ sessionId, record }) => {
+          const session = this.#session(sessionId);
+          const step = this.#foldOrQuarantine(session, record);
+          // The new context goes with a rebuild's answer; its ids are taken before anything else can change them.
+          const answersWithContext = step.effects.some((e) => e.kind === 'rebuild.reply' && e.withContext);
+          const context = answersWithContext ? session.resolve(session.contextIds(), this.#source) : null;
+          for (const effect of step.effects) if (isWorkerEffect(effect)) this.#runEffect(session, effect);
+          return { ...step, context: context === null ? null : await context };
         },
         'session.status': ({ sessionId }) => this.#status(this.#session(sessionId)),
+        'session.snapshot': ({ sessionId }) => this.#session(sessionId).toSnapshot(),
+        'session.unload': ({ sessionId }) => {
+          this.#sessions.delete(sessionId);
+          return {};
+        },
         'writer.cancel': async ({ writerId, reason }) => {
           const run = this.#writers.get(writerId);
           if (run === undefined) return { cancelled: false };
@@ -87,16 +102,38 @@ export class ActorHost {
     });
   }
 
+  /**
+   * Folds a record; a record the session cannot fold (a bug, a damaged log) drops the session from this worker and
+   * fails with `quarantined`, naming the record, so the main thread sets the session aside.
+   */
+  #foldOrQuarantine(session: HostedSession, record: StoredSessionRecord): ReturnType<HostedSession['fold']> {
+    try {
+      return session.fold(record);
+    } catch (err) {
+      const sessionId = session.setup.input.sessionId;
+      this.#sessions.delete(sessionId);
+      const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      throw new ProtocolError('quarantined', `session ${sessionId} is quarantined: record ${record.stream}#${record.seq} (${record.type}) cannot be folded: ${reason}`, {
+        stream: record.stream,
+        seq: record.seq,
+        type: record.type,
+      });
+    }
+  }
+
   #session(sessionId: string): HostedSession {
     const session = this.#sessions.get(sessionId);
     if (session === undefined) throw new ProtocolError('not_found', `session ${sessionId} is not loaded in this worker`);
     return session;
   }
 
-  #status(session: HostedSession): SessionStatusInfo {
+  async #status(session: HostedSession): Promise<SessionStatusInfo> {
     const w = session.context.writer;
     const run = w === null ? undefined : this.#writers.get(w.writerId);
+    const paths = memoryPaths(this.#options.memoryRoot, { projectId: session.setup.projectId, sessionId: session.setup.input.sessionId });
+    const [checkpoint, memory, notes] = await Promise.all([fileTokens(paths.checkpoint), fileTokens(paths.memory), fileTokens(paths.notes)]);
     return {
+      files: { checkpoint, memory, notes },
       writer:
         w === null
           ? null
@@ -112,11 +149,6 @@ export class ActorHost {
     };
   }
 
-  /** Runs the effects of a fold that belong in this worker; the main thread runs the others. */
-  #runEffects(session: HostedSession, reply: FoldReply): void {
-    for (const effect of reply.effects) if (isWorkerEffect(effect)) this.#runEffect(session, effect);
-  }
-
   #runEffect(session: HostedSession, effect: SessionWorkerEffect): void {
     const sessionId = session.setup.input.sessionId;
     switch (effect.kind) {
@@ -130,14 +162,14 @@ export class ActorHost {
         return;
       }
       case 'rebuild.render':
-        renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps }).then(
+        renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps, source: this.#source }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.rendered', payload } }),
           (err: unknown) => this.#log('error', 'rebuild render failed', { sessionId, error: String(err) }),
         );
         return;
       case 'rebuild.compact': {
         const model = this.#options.model.writerModel ?? session.setup.model;
-        compactConversation(session, effect, { openai: this.#openai, model }).then(
+        compactConversation(session, effect, { openai: this.#openai, model, source: this.#source }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload } }),
           (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: String(err) }),
         );
@@ -154,13 +186,16 @@ export class ActorHost {
 
   #startWriter(session: HostedSession, effect: Extract<SessionWorkerEffect, { kind: 'writer.start' }>): void {
     const sessionId = session.setup.input.sessionId;
-    const spec = session.writerSpec(effect, this.#options.model.writerModel);
+    // The prefix is read from the log now; its ids are the context as it was when the session started the writer.
+    const spec = session
+      .resolve(session.writerPrefixIds(effect), this.#source)
+      .then((slice) => session.writerSpec(effect, slice, this.#options.model.writerModel));
     const settled = (note: Omit<WriterSettledNote, 'sessionId' | 'writerId'>): void => {
       // Once per writer: a crash after the settlement was reported must not settle it twice.
       if (!this.#writers.delete(effect.writerId)) return;
       this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...note });
     };
-    const run = new WriterRun(spec, {
+    const run = new WriterRun(effect.writerId, spec, {
       openai: this.#openai,
       memoryRoot: this.#options.memoryRoot,
       stagingRoot: join(this.#options.stagingRoot, effect.writerId),
@@ -176,10 +211,12 @@ export class ActorHost {
     });
     this.#writers.set(effect.writerId, run);
     run.run().catch((err: unknown) => {
-      // A bug in the executor must still settle the slot, or the session would never write again.
+      // A bug in the executor, or a log that refused a record, must still settle the slot, or the session would never
+      // write again.
       const message = err instanceof Error ? err.message : String(err);
-      this.#log('error', 'writer crashed', { writerId: effect.writerId, error: message });
-      settled({ outcome: 'failure', failure: { kind: 'other', retryable: false, message }, reason: message, perf: { calls: 0, promptTokens: 0, cachedTokens: 0 } });
+      this.#log('error', 'writer failed', { writerId: effect.writerId, error: message });
+      const perf = run.perf;
+      settled({ outcome: 'failure', failure: { kind: 'internal', retryable: false, message }, reason: message, perf });
     });
   }
 }

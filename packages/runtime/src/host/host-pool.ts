@@ -9,6 +9,7 @@ import {
   type EventLog,
 } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
+import { SessionMessages } from '../daemon/session-messages.ts';
 import { PortRpc } from './port-rpc.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';
 
@@ -54,6 +55,7 @@ export class HostPool {
       atomics: 'disabled',
       ...(isTs ? { execArgv: ['--import', 'tsx'] } : {}),
     });
+    const messages = new SessionMessages(options.log);
     for (let i = 0; i < options.size; i++) {
       const { port1, port2 } = new MessageChannel();
       const rpc = new PortRpc<MainSide, WorkerSide>(port1, {
@@ -62,6 +64,8 @@ export class HostPool {
             checkWorkerAppend(stream, records);
             return options.log.append(stream, records);
           },
+          'log.messages': ({ sessionId, ids }) => messages.byIds(sessionId, ids),
+          'log.recentMain': ({ sessionId, limit }) => messages.recentMain(sessionId, limit),
         },
         notes: options.events,
       });
@@ -92,6 +96,15 @@ export class HostPool {
     const host = this.#hosts[index];
     if (host === undefined) throw new Error('no actor host');
     return host;
+  }
+
+  /** Forgets where a session lived (it left memory); its next load places it again. */
+  release(sessionId: string): void {
+    const index = this.#placement.get(sessionId);
+    if (index === undefined) return;
+    this.#placement.delete(sessionId);
+    const host = this.#hosts[index];
+    if (host !== undefined) host.sessions--;
   }
 
   /** Calls the host of `sessionId`; rejects with the host's error code (`not_found`, …) or `unavailable` once closed. */

@@ -11,7 +11,7 @@ import {
   type SessionEvent,
   type WriterStartEffect,
 } from '@baton/actors';
-import type { SessionSetup, StoredSessionRecord } from '@baton/log-schema';
+import type { SessionSetup, SessionSnapshot, StoredSessionRecord } from '@baton/log-schema';
 import type { Message } from '@baton/protocol';
 import type { SnapshotFrom } from 'xstate';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
@@ -31,12 +31,13 @@ export function toProviderMessage(m: Message): Record<string, unknown> {
 
 /**
  * The event the session machine consumes for a logged record, or null for records that are not inputs
- * (`session.opened`, `decision`). Fields a later version added get their defaults here (`SessionEventSchema`).
+ * (`session.opened`, `decision`, `snapshot`). Fields a later version added get their defaults here.
  */
 export function sessionEventOf(record: StoredSessionRecord): SessionEvent | null {
   switch (record.type) {
     case 'session.opened':
     case 'decision':
+    case 'snapshot':
       return null;
     case 'messages.appended':
       return { type: 'messages.appended', messages: indexMessages(record.payload.messages) };
@@ -75,75 +76,129 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
   };
 }
 
-/** The context after a rebuild: the boundary message, then the tail with cleared tool outputs replaced. */
-export function rebuiltContext(boundary: Message, context: readonly Message[], tailIds: readonly string[], cleared: readonly string[], clearedText: string): Message[] {
-  const byId = new Map(context.map((m) => [m.id, m]));
-  const clear = new Set(cleared);
-  const tail = tailIds.flatMap((id) => {
-    const m = byId.get(id);
-    if (m === undefined) return [];
-    return [clear.has(id) ? { ...m, content: clearedText } : m];
-  });
-  return [boundary, ...tail];
+/** Where a session host reads message bodies: the event log, on the main thread. */
+export interface MessageSource {
+  /** The bodies of `ids` in that order (an id the log does not hold is left out). */
+  messages(sessionId: string, ids: readonly string[]): Promise<Message[]>;
+  /** The newest `limit` main-slice messages ever appended to the session, oldest first. */
+  recentMain(sessionId: string, limit: number): Promise<Message[]>;
 }
 
-/** One session actor living in a worker: its machine snapshot plus the message bodies a writer forks from. */
+/**
+ * One session actor living in a worker: its machine snapshot and what the context needs besides the log — the
+ * boundary messages Baton inserted and the tool outputs it cleared, for the messages still in the context. Message
+ * bodies are not kept: they are read from the log when a writer, a rebuild or a compaction needs them.
+ */
 export class HostedSession {
   readonly setup: SessionSetup;
   readonly toolMap: ToolMap;
   snapshot: SnapshotFrom<typeof sessionMachine>;
-  /** Every message ever appended, all slices. */
-  readonly messages: Message[] = [];
-  /**
-   * The agent's current main-slice context: every main message until the first rebuild, then Baton's boundary message
-   * followed by the preserved tail and what came after.
-   */
-  conversation: Message[] = [];
+  /** Seq of the last input folded. */
+  foldedSeq = 0;
+  /** Boundary messages Baton inserted, by id (only those still in the context). */
+  readonly #inserted = new Map<string, Message>();
+  /** Cleared tool outputs, by message id: the text that replaces the content (only for messages in the context). */
+  readonly #cleared = new Map<string, string>();
   /** `at` of the record that started the running writer. */
   writerStartedAt: number | null = null;
   /** `at` of the record that settled the last writer. */
   lastSettledAt: number | null = null;
 
-  constructor(setup: SessionSetup) {
+  constructor(setup: SessionSetup, from: SessionSnapshot | null = null) {
     this.setup = setup;
     this.toolMap = resolveToolMap(setup.writerTools, setup.tools).map;
-    this.snapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, setup.input).snapshot;
+    if (from === null) {
+      this.snapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, setup.input).snapshot;
+      return;
+    }
+    this.snapshot = sessionMachine.resolveState({ value: from.state.value as never, context: from.state.context });
+    this.foldedSeq = from.for;
+    for (const m of from.host.inserted) this.#inserted.set(m.id, m);
+    for (const [id, text] of from.host.cleared) this.#cleared.set(id, text);
+    this.writerStartedAt = from.host.writerStartedAt;
+    this.lastSettledAt = from.host.lastSettledAt;
   }
 
   get context(): SessionContext {
     return this.snapshot.context;
   }
 
+  /** The folded state, as a `snapshot` record stores it. */
+  toSnapshot(): SessionSnapshot {
+    return {
+      for: this.foldedSeq,
+      state: { value: this.snapshot.value, context: this.snapshot.context },
+      host: {
+        inserted: [...this.#inserted.values()],
+        cleared: [...this.#cleared.entries()],
+        writerStartedAt: this.writerStartedAt,
+        lastSettledAt: this.lastSettledAt,
+      },
+    };
+  }
+
   /** Folds one logged record; returns the effects (none for records that are not inputs). */
-  fold(record: StoredSessionRecord): FoldReply {
+  fold(record: StoredSessionRecord): Omit<FoldReply, 'context'> {
     const event = sessionEventOf(record);
-    if (event === null) return { summary: summarize(this.snapshot), effects: [], context: null };
-    if (record.type === 'messages.appended') {
-      const appended = record.payload.messages;
-      this.messages.push(...appended);
-      this.conversation.push(...appended.filter((m) => m.agent_id === undefined || m.agent_id === 'main'));
-    }
+    if (event === null) return { summary: summarize(this.snapshot), effects: [] };
     const before = this.snapshot.context;
     const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, this.snapshot, event);
     this.snapshot = step.snapshot;
+    this.foldedSeq = record.seq;
     const after = this.snapshot.context;
     // A rebuild that completed replaces the context: the record carries the boundary message Baton inserted.
     if ((record.type === 'rebuild.rendered' || record.type === 'rebuild.compacted') && before.rebuild !== null && after.rebuild === null) {
-      const { message, tailIds, cleared, clearedText } = record.payload;
-      if (message !== undefined) this.conversation = rebuiltContext(message, this.conversation, tailIds, cleared ?? [], clearedText ?? '');
+      const { message, cleared, clearedText } = record.payload;
+      if (message !== undefined) this.#inserted.set(message.id, message);
+      for (const id of cleared ?? []) this.#cleared.set(id, clearedText ?? '');
+      this.#forgetOutsideContext();
     }
     if (after.writer !== null && after.writer.writerId !== before.writer?.writerId) this.writerStartedAt = record.at;
     if (after.lastOutcome !== before.lastOutcome) this.lastSettledAt = record.at;
-    const answersWithContext = step.effects.some((e) => e.kind === 'rebuild.reply' && e.withContext);
-    return { summary: summarize(this.snapshot), effects: step.effects, context: answersWithContext ? [...this.conversation] : null };
+    return { summary: summarize(this.snapshot), effects: step.effects };
   }
 
-  /** The request prefix and tools for a writer the session just started. */
-  writerSpec(effect: WriterStartEffect, writerModel: string | null): WriterRunSpec {
-    const main = this.conversation;
-    const end = main.findIndex((m) => m.id === effect.boundary);
-    const from = effect.mode === 'delta' && effect.deltaFrom !== null ? Math.max(0, main.findIndex((m) => m.id === effect.deltaFrom)) : 0;
-    const slice = end >= 0 ? main.slice(from, end + 1) : [];
+  #forgetOutsideContext(): void {
+    const ids = new Set(this.context.index.map((m) => m.id));
+    for (const id of [...this.#inserted.keys()]) if (!ids.has(id)) this.#inserted.delete(id);
+    for (const id of [...this.#cleared.keys()]) if (!ids.has(id)) this.#cleared.delete(id);
+  }
+
+  /** Ids of the agent's current main-slice context, in order (Baton's boundary message first after a rebuild). */
+  contextIds(): string[] {
+    return this.context.index.map((m) => m.id);
+  }
+
+  /**
+   * The messages of `ids` as the agent's context holds them: bodies from the log, Baton's boundary messages, and
+   * cleared tool outputs replaced by their marker.
+   */
+  resolve(ids: readonly string[], source: MessageSource): Promise<Message[]> {
+    // Taken before reading the log: a rebuild folded meanwhile must not change what these ids resolve to.
+    const inserted = new Map(ids.flatMap((id) => (this.#inserted.has(id) ? [[id, this.#inserted.get(id) as Message] as const] : [])));
+    const cleared = new Map(ids.flatMap((id) => (this.#cleared.has(id) ? [[id, this.#cleared.get(id) as string] as const] : [])));
+    const fromLog = ids.filter((id) => !inserted.has(id));
+    return source.messages(this.setup.input.sessionId, fromLog).then((found) => {
+      const bodies = new Map(found.map((m) => [m.id, m]));
+      return ids.flatMap((id) => {
+        const m = inserted.get(id) ?? bodies.get(id);
+        if (m === undefined) return [];
+        const text = cleared.get(id);
+        return [text === undefined ? m : { ...m, content: text }];
+      });
+    });
+  }
+
+  /** The ids a writer the session just started forks from: the context up to the frozen boundary. */
+  writerPrefixIds(effect: WriterStartEffect): string[] {
+    const ids = this.contextIds();
+    const end = ids.indexOf(effect.boundary);
+    const from = effect.mode === 'delta' && effect.deltaFrom !== null ? Math.max(0, ids.indexOf(effect.deltaFrom)) : 0;
+    return end >= 0 ? ids.slice(from, end + 1) : [];
+  }
+
+  /** The request prefix and tools for a writer, given the messages of `writerPrefixIds`. */
+  writerSpec(effect: WriterStartEffect, slice: readonly Message[], writerModel: string | null): WriterRunSpec {
     const system = this.setup.system;
     const systemMessages =
       effect.mode === 'fork' && system !== null

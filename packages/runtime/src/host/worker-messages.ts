@@ -4,6 +4,7 @@ import type {
   AppendResult,
   SessionInputRecord,
   SessionSetup,
+  SessionSnapshot,
   StoredSessionRecord,
 } from '@baton/log-schema';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
@@ -41,18 +42,35 @@ export interface FoldReply {
   readonly context: readonly Message[] | null;
 }
 
-/** What `status` needs from the worker: the running writer's progress and the last settlement with its time. */
+/** A memory file as the worker sees it: whether it exists and its size in real tokens. */
+export interface FileTokens {
+  readonly exists: boolean;
+  readonly tokens: number;
+}
+
+/**
+ * What `status` needs from the worker: the running writer's progress, the last settlement's time, and the session's
+ * memory files (read and tokenised in the worker, never on the main thread).
+ */
 export interface SessionStatusInfo {
   readonly writer: WriterInfo | null;
   readonly lastSettledAt: number | null;
+  readonly files: { readonly checkpoint: FileTokens; readonly memory: FileTokens; readonly notes: FileTokens };
 }
 
 /** What the worker host serves. */
 export interface WorkerSide {
   readonly calls: {
-    readonly 'session.load': { request: { sessionId: string; setup: SessionSetup; records: readonly StoredSessionRecord[] }; reply: FoldReply };
+    /** Loads a session from its newest snapshot (or from the start) and the input records after it. */
+    readonly 'session.load': {
+      request: { sessionId: string; setup: SessionSetup; snapshot: SessionSnapshot | null; records: readonly StoredSessionRecord[] };
+      reply: FoldReply;
+    };
     readonly 'session.fold': { request: { sessionId: string; record: StoredSessionRecord }; reply: FoldReply };
     readonly 'session.status': { request: { sessionId: string }; reply: SessionStatusInfo };
+    readonly 'session.snapshot': { request: { sessionId: string }; reply: SessionSnapshot };
+    /** Drops the session from the worker (it left memory; a later request loads it again). */
+    readonly 'session.unload': { request: { sessionId: string }; reply: Record<string, never> };
     readonly 'writer.cancel': { request: { writerId: string; reason: string }; reply: { cancelled: boolean } };
     readonly shutdown: { request: Record<string, never>; reply: Record<string, never> };
   };
@@ -76,6 +94,10 @@ export interface MainSide {
   readonly calls: {
     /** Appends writer or commit records (the main thread owns the log); resolves when durable. */
     readonly 'log.append': { request: { stream: string; records: readonly AppendInput[] }; reply: readonly AppendResult[] };
+    /** The bodies of messages of a session by id, in that order (ids the log does not hold are left out). */
+    readonly 'log.messages': { request: { sessionId: string; ids: readonly string[] }; reply: Message[] };
+    /** The newest `limit` main-slice messages ever appended to a session, oldest first. */
+    readonly 'log.recentMain': { request: { sessionId: string; limit: number }; reply: Message[] };
   };
   readonly notes: {
     readonly publish: { sessionId: string; event: PublishedEventBody };

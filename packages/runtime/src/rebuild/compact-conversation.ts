@@ -1,7 +1,7 @@
 import type { SessionInputRecord } from '@baton/log-schema';
 import { extractiveSummary, loadPrompt, countTokensOnce } from '@baton/memory-store';
 import type OpenAI from 'openai';
-import { type HostedSession, toProviderMessage } from '../host/session-host.ts';
+import { type HostedSession, type MessageSource, toProviderMessage } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
 import { preservedTail } from './preserved-tail.ts';
 import { boundaryMessage } from './render-rebuild.ts';
@@ -17,9 +17,12 @@ export type RebuildCompacted = Extract<SessionInputRecord, { type: 'rebuild.comp
 export async function compactConversation(
   session: HostedSession,
   effect: { requestId: string; boundary: string | null },
-  options: { openai: OpenAI; model: string; timeoutMs?: number },
+  options: { openai: OpenAI; model: string; timeoutMs?: number; source: MessageSource },
 ): Promise<RebuildCompacted> {
-  const conversation = session.conversation;
+  // Taken now, when the session asked for it: later inputs may change the session.
+  const ids = session.contextIds();
+  const { rebuildSeq } = session.context;
+  const conversation = await session.resolve(ids, options.source);
   const at = effect.boundary === null ? conversation.length - 1 : conversation.findIndex((m) => m.id === effect.boundary);
   const covered = conversation.slice(0, at + 1);
   const tail = effect.boundary === null ? [] : preservedTail(conversation, effect.boundary);
@@ -45,7 +48,7 @@ export async function compactConversation(
     source = 'extractive';
   }
   const text = `${loadPrompt('compaction-header').trimEnd()}\n\n${summary}`;
-  const id = `baton-compact-${session.setup.input.sessionId}-${session.context.rebuildSeq}`;
+  const id = `baton-compact-${session.setup.input.sessionId}-${rebuildSeq}`;
   return {
     requestId: effect.requestId,
     source,

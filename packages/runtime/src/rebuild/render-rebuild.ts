@@ -9,7 +9,7 @@ import {
   countTokensOnce,
 } from '@baton/memory-store';
 import type { SessionInputRecord } from '@baton/log-schema';
-import type { HostedSession } from '../host/session-host.ts';
+import type { HostedSession, MessageSource } from '../host/session-host.ts';
 import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from './preserved-tail.ts';
 
@@ -54,26 +54,27 @@ export function boundaryMessage(id: string, text: string): Message {
 export async function renderRebuild(
   session: HostedSession,
   effect: { requestId: string; watermark: string },
-  options: { memoryRoot: string; caps?: RebuildCaps },
+  options: { memoryRoot: string; caps?: RebuildCaps; source: MessageSource },
 ): Promise<RebuildRendered> {
   const { sessionId, projectId } = session.setup.input;
+  // What the render works from is taken now, when the session asked for it: later inputs may change the session.
+  const ids = session.contextIds();
+  const { tasks, writer, rebuildSeq } = session.context;
   const paths = memoryPaths(options.memoryRoot, { projectId, sessionId });
   try {
     const checkpoint = await readOrNull(paths.checkpoint);
     if (checkpoint === null) return { requestId: effect.requestId, ok: false, reason: 'checkpoint.md is missing', tailIds: [] };
-    const conversation = session.conversation;
+    const conversation = await session.resolve(ids, options.source);
     const tail = preservedTail(conversation, effect.watermark);
     const tailIds = new Set(tail.map((m) => m.id));
     // The user's words the tail does not already carry verbatim: the covered part of the main slice.
-    const main = session.messages.filter((m) => m.agent_id === undefined || m.agent_id === 'main');
+    const main = await options.source.recentMain(sessionId, RECENT_WINDOW);
     const recentUser = main
-      .slice(-RECENT_WINDOW)
       .filter((m) => m.role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
       .map((m) => ({ id: m.id, text: textOf(m) }));
-    const writer = session.context.writer;
     const last = conversation.at(-1);
     const rendered = renderRebuildContext({
-      tasks: session.context.tasks,
+      tasks,
       checkpoint,
       projectMemory: await readOrNull(paths.memory),
       globalMemory: await readOrNull(paths.globalMemory),
@@ -87,7 +88,7 @@ export async function renderRebuild(
       caps: options.caps ?? DEFAULT_REBUILD_CAPS,
     });
     if (rendered === null) return { requestId: effect.requestId, ok: false, reason: 'nothing to render from the memory files', tailIds: [] };
-    const id = `baton-rebuild-${sessionId}-${session.context.rebuildSeq}`;
+    const id = `baton-rebuild-${sessionId}-${rebuildSeq}`;
     const message = boundaryMessage(id, rendered.text);
     return {
       requestId: effect.requestId,

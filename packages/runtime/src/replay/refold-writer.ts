@@ -16,6 +16,7 @@ import {
 } from '@baton/log-schema';
 import type { SnapshotFrom } from 'xstate';
 import type { Divergence } from './divergence.ts';
+import { firstDifference } from './plain-diff.ts';
 
 export type SettleEffect = Extract<WriterEffect, { kind: 'settle' }>;
 
@@ -37,7 +38,7 @@ export interface WriterRefold {
  * worker's `thread`, a commit's `conflicts`), or null for `writer.started`, which is the machine's input.
  */
 export function writerEventOf(record: StoredWriterRecord): WriterEvent | null {
-  if (record.type === 'writer.started') return null;
+  if (record.type === 'writer.started' || record.type === 'snapshot') return null;
   return WriterEventSchema.parse({ ...record.payload, type: record.type });
 }
 
@@ -76,6 +77,13 @@ export function refoldWriter(writerId: string, stream: string, records: readonly
   let events = 0;
   for (const raw of records.slice(1)) {
     const record = check(raw);
+    if (typeof record !== 'string' && record.type === 'snapshot') {
+      // The writer's recorded final state must be the state its events re-fold to.
+      const expected = { value: snapshot.value, context: snapshot.context };
+      const path = firstDifference(expected, record.payload.state);
+      if (path !== null) return { ...diverge(raw, 'the writer snapshot differs from the re-folded state', expected, record.payload.state, input), divergence: { stream, seq: raw.seq, reason: 'the writer snapshot differs from the re-folded state', path, expected, actual: record.payload.state } };
+      continue;
+    }
     const event = typeof record === 'string' ? null : writerEventOf(record);
     if (typeof record === 'string' || event === null) {
       return diverge(raw, `record ${raw.type} is not a valid writer event${typeof record === 'string' ? `: ${record}` : ''}`, 'a writer event', { type: raw.type, payload: raw.payload }, input);

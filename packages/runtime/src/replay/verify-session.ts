@@ -1,12 +1,4 @@
-import {
-  foldEvent,
-  foldStart,
-  sessionMachine,
-  type SessionEffect,
-  type SessionEvent,
-  type WriterStartEffect,
-} from '@baton/actors';
-import type { SnapshotFrom } from 'xstate';
+import type { SessionEffect, WriterStartEffect } from '@baton/actors';
 import {
   LogRecordError,
   SESSION_RECORDS,
@@ -16,7 +8,7 @@ import {
   type StoredRecord,
   type StoredSessionRecord,
 } from '@baton/log-schema';
-import { sessionEventOf, summarize } from '../host/session-host.ts';
+import { HostedSession, sessionEventOf } from '../host/session-host.ts';
 import type { SessionSummary } from '../host/worker-messages.ts';
 import type { Divergence } from './divergence.ts';
 import { firstDifference } from './plain-diff.ts';
@@ -30,6 +22,8 @@ export interface VerifyResult {
   readonly sessionEvents: number;
   /** `decision` records compared with the recomputed decision. */
   readonly decisions: number;
+  /** `snapshot` records compared with the re-folded state (and the newest one loaded and folded to the end). */
+  readonly snapshots: number;
   /** Writer streams re-folded and checked against the session's settlements. */
   readonly writers: number;
   readonly divergence: Divergence | null;
@@ -44,6 +38,7 @@ interface Derived {
 interface SessionReplay {
   readonly events: number;
   readonly decisions: number;
+  readonly snapshots: number;
   readonly divergence: Divergence | null;
   readonly starts: Map<string, WriterStartEffect>;
   /** First `writer.settled` record per writer id. */
@@ -53,9 +48,12 @@ interface SessionReplay {
 }
 
 /**
- * Determinism check of one session (SPEC §3). Re-folds the session stream through `sessionMachine` (input from
- * `session.opened`, events via `sessionEventOf`) and compares every `decision` record with the recomputed
- * `{ state, effects }`; a missing decision is not a divergence (decisions are derived and appended without waiting).
+ * Determinism check of one session (SPEC §3). Re-folds the session stream from `session.opened` through the same host
+ * the daemon uses (the session machine and what its host keeps) and compares every `decision` record with the
+ * recomputed `{ state, effects }`; a missing decision is not a divergence (decisions are derived and appended without
+ * waiting). Every `snapshot` record must equal the re-folded state at that point, and loading from the newest one and
+ * folding the inputs after it must reach the full re-fold's final state. A record that cannot be folded is the
+ * divergence.
  * Then re-folds every writer stream through `writerMachine` and checks its settle effect against the session's
  * `writer.settled` record for that writer (a writer stream that never settled is consistent only with a `cancelled`
  * settlement, or with a writer the session still considers running). Stops at the first divergence.
@@ -66,7 +64,7 @@ interface SessionReplay {
 export function verifySession(log: EventLog, sessionId: string): VerifyResult {
   const session = readSessionRecords(log, sessionId);
   const replay = replaySession(session);
-  const base = { sessionId, sessionEvents: replay.events, decisions: replay.decisions };
+  const base = { sessionId, sessionEvents: replay.events, decisions: replay.decisions, snapshots: replay.snapshots };
   if (replay.divergence !== null) return { ...base, writers: 0, divergence: replay.divergence };
   const ids = [...new Set([...replay.starts.keys(), ...sessionWriterIds(log, session)])];
   let writers = 0;
@@ -81,19 +79,24 @@ export function verifySession(log: EventLog, sessionId: string): VerifyResult {
 }
 
 function replaySession(session: SessionRecords): SessionReplay {
-  let snapshot: SnapshotFrom<typeof sessionMachine> = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, session.setup.input).snapshot;
+  // The same host the daemon folds with (machine and host state), without its effects.
+  const hosted = new HostedSession(session.setup);
   const derived = new Map<number, Derived>();
   const starts = new Map<string, WriterStartEffect>();
   const settlements = new Map<string, StoredRecord>();
   let events = 0;
   let decisions = 0;
+  let snapshots = 0;
+  /** The newest snapshot seen, and what the full re-fold reached by then (checked again at the end). */
+  let newest: { readonly record: Extract<StoredSessionRecord, { type: 'snapshot' }>; readonly tail: StoredSessionRecord[] } | null = null;
   const result = (divergence: Divergence | null): SessionReplay => ({
     events,
     decisions,
+    snapshots,
     divergence,
     starts,
     settlements,
-    runningWriter: snapshot.context.writer?.writerId ?? null,
+    runningWriter: hosted.context.writer?.writerId ?? null,
   });
   const diverge = (record: StoredRecord, reason: string, expected: unknown, actual: unknown): SessionReplay =>
     result({ stream: session.stream, seq: record.seq, reason, path: firstDifference(expected, actual), expected, actual });
@@ -122,20 +125,39 @@ function replaySession(session: SessionRecords): SessionReplay {
       decisions++;
       continue;
     }
-    let event: SessionEvent | null;
+    if (record.type === 'snapshot') {
+      // A snapshot must be exactly the state the full re-fold has reached at that point.
+      const expected = hosted.toSnapshot();
+      if (firstDifference(expected, record.payload) !== null) {
+        return diverge(record, 'the snapshot differs from the state re-folded from the start', expected, record.payload);
+      }
+      snapshots++;
+      newest = { record, tail: [] };
+      continue;
+    }
+    let step: ReturnType<HostedSession['fold']>;
     try {
-      event = sessionEventOf(record);
+      step = hosted.fold(record);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      return diverge(record, `record ${record.type} is not a valid session event: ${message.split('\n')[0] ?? ''}`, 'a valid session event', record.payload);
+      return diverge(record, `record ${record.type} cannot be folded: ${message.split('\n')[0] ?? ''}`, 'a record the session can fold', record.payload);
     }
-    if (event === null) continue;
-    const step = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, snapshot, event);
-    snapshot = step.snapshot;
+    if (sessionEventOf(record) === null) continue;
+    newest?.tail.push(record);
     events++;
-    derived.set(record.seq, { state: summarize(snapshot), effects: step.effects });
+    derived.set(record.seq, { state: step.summary, effects: step.effects });
     for (const effect of step.effects) if (effect.kind === 'writer.start') starts.set(effect.writerId, effect);
-    if (event.type === 'writer.settled' && !settlements.has(event.writerId)) settlements.set(event.writerId, record);
+    if (record.type === 'writer.settled' && !settlements.has(record.payload.writerId)) settlements.set(record.payload.writerId, record);
+  }
+  if (newest !== null) {
+    // Loading starts from the newest snapshot: that state plus the inputs after it must equal the full re-fold.
+    const loaded = new HostedSession(session.setup, newest.record.payload);
+    for (const record of newest.tail) loaded.fold(record);
+    const expected = hosted.toSnapshot();
+    const actual = loaded.toSnapshot();
+    if (firstDifference(expected, actual) !== null) {
+      return diverge(newest.record, 'loading from this snapshot and the inputs after it does not reach the full re-fold', expected, actual);
+    }
   }
   return result(null);
 }

@@ -70,7 +70,9 @@ export interface WriterRunDeps {
  * calls through the `openai` SDK, sandboxed tools, validation, commit) and feeds their results back as events.
  */
 export class WriterRun {
-  readonly #spec: WriterRunSpec;
+  readonly writerId: string;
+  readonly #specPromise: Promise<WriterRunSpec>;
+  #specValue: WriterRunSpec | null = null;
   readonly #deps: WriterRunDeps;
   readonly #abort = new AbortController();
   readonly #transcript: Record<string, unknown>[] = [];
@@ -78,18 +80,31 @@ export class WriterRun {
   #violations: readonly Violation[] = [];
   #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
   #queue: Promise<void> = Promise.resolve();
+  /** A cancellation asked for before the run started: consumed as its first event. */
+  #cancelReason: string | null = null;
   #settle: () => void = () => {};
-  readonly #settledPromise = new Promise<void>((resolve) => {
+  #fail: (err: unknown) => void = () => {};
+  /** Resolves when the writer settled; rejects when its executor failed (a log append, an effect that threw). */
+  readonly #done = new Promise<void>((resolve, reject) => {
     this.#settle = resolve;
+    this.#fail = reject;
   });
 
-  constructor(spec: WriterRunSpec, deps: WriterRunDeps) {
-    this.#spec = spec;
+  /** `spec` may still be on its way (the prefix is read from the log); the run starts once it is there. */
+  constructor(writerId: string, spec: Promise<WriterRunSpec>, deps: WriterRunDeps) {
+    this.writerId = writerId;
+    this.#specPromise = spec;
     this.#deps = deps;
   }
 
-  get writerId(): string {
-    return this.#spec.input.writerId;
+  get #spec(): WriterRunSpec {
+    if (this.#specValue === null) throw new Error('writer used before it started');
+    return this.#specValue;
+  }
+
+  /** The writer's own LLM calls so far (what its settlement reports, also when its executor failed). */
+  get perf(): WriterPerf {
+    return this.#snapshot?.context.perf ?? { calls: 0, promptTokens: 0, cachedTokens: 0 };
   }
 
   /** Current phase, call count and re-entries (for `status`). */
@@ -99,8 +114,12 @@ export class WriterRun {
     return { phase: c.phase, calls: c.calls, reentries: c.reentries };
   }
 
-  /** Starts the run; resolves when the writer has settled. */
+  /**
+   * Starts the run; resolves when the writer has settled, rejects when its executor failed (the caller then settles
+   * the writer as `failure{internal}`, so the session's slot is never left taken).
+   */
   async run(): Promise<void> {
+    this.#specValue = await this.#specPromise;
     const { input } = this.#spec;
     await this.#log({
       type: 'writer.started',
@@ -116,13 +135,18 @@ export class WriterRun {
     });
     const start = foldStart<typeof writerMachine, WriterEffect>(writerMachine, input);
     this.#snapshot = start.snapshot;
-    await this.#execute(start.effects);
-    await this.#settledPromise;
+    if (this.#cancelReason !== null) void this.#consume({ type: 'writer.cancel', reason: this.#cancelReason });
+    else await this.#execute(start.effects);
+    await this.#done;
   }
 
   /** Cancels the run: logged as an event like any other input; an in-flight model call is aborted. */
   cancel(reason: string): Promise<void> {
     this.#abort.abort();
+    if (this.#snapshot === null) {
+      this.#cancelReason ??= reason;
+      return Promise.resolve();
+    }
     return this.#consume({ type: 'writer.cancel', reason });
   }
 
@@ -139,7 +163,11 @@ export class WriterRun {
       this.#snapshot = step.snapshot;
       await this.#execute(step.effects);
     });
-    this.#queue = next.catch(() => {});
+    this.#queue = next.catch((err: unknown) => {
+      // Staged edits are dropped; the run rejects and its host settles the writer as an internal failure.
+      void this.#workspace?.discard().catch(() => {});
+      this.#fail(err);
+    });
     return next;
   }
 
@@ -188,6 +216,11 @@ export class WriterRun {
       case 'settle':
         // Staged edits are committed or dropped by now: nothing of this writer stays in the staging tree.
         await this.#workspace?.discard().catch(() => {});
+        if (this.#snapshot !== null) {
+          // The final state, for replay to check its re-fold against.
+          const state = { value: this.#snapshot.value, context: this.#snapshot.context };
+          await this.#log({ type: 'snapshot', payload: { state, thread: this.#deps.threadId } });
+        }
         this.#deps.settled({ outcome: effect.outcome, failure: effect.failure, reason: effect.reason, perf: effect.perf });
         this.#settle();
         return null;

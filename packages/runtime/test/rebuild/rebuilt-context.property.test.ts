@@ -2,7 +2,6 @@ import { computeBoundaryIndex } from '@baton/actors';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { indexMessages } from '../../src/host/message-index.ts';
-import { rebuiltContext } from '../../src/host/session-host.ts';
 import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from '../../src/rebuild/preserved-tail.ts';
 
@@ -59,10 +58,19 @@ function assertValidOpenAiSequence(context: readonly Message[]): void {
   expect(context[0]?.role).toBe('user');
 }
 
+/**
+ * The agent's context after a rebuild, as the session's host resolves it: Baton's boundary message, then the preserved
+ * tail with cleared tool outputs replaced by the marker (the session machine keeps exactly these ids, in this order).
+ */
+function rebuiltContext(boundary: Message, tail: readonly Message[], cleared: readonly string[], clearedText: string): Message[] {
+  const clear = new Set(cleared);
+  return [boundary, ...tail.map((m) => (clear.has(m.id) ? { ...m, content: clearedText } : m))];
+}
+
 function rebuild(context: readonly Message[], watermark: string, seq: number): Message[] {
   const tail = preservedTail(context, watermark);
   const boundary: Message = { id: `baton-rebuild-s-${seq}`, role: 'user', content: `checkpoint ${seq}` };
-  return rebuiltContext(boundary, context, tail.map((m) => m.id), clearableToolResults(tail), '[cleared]');
+  return rebuiltContext(boundary, tail, clearableToolResults(tail), '[cleared]');
 }
 
 describe('rebuilt context (property)', () => {

@@ -1,0 +1,9 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The lookup key a message id registers in its session stream (`AppendInput.keys`): `m:<id>` for short ids, a hash
+ * for long ones or ones with control characters, so every key fits the log's key limit and sorts cleanly.
+ */
+export function messageKey(id: string): string {
+  return id.length <= 200 && !/[\u0000-\u001f]/.test(id) ? `m:${id}` : `m#${createHash('sha256').update(id).digest('hex')}`;
+}
