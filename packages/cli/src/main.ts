@@ -55,10 +55,12 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
     .option('--prefix <prefix>', 'subject prefix (default: baton)')
     .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
-    .option('--config <file>', 'JSON configuration: budgets, rebuild_caps, tail { min_tokens, max_tokens, min_text_messages }')
+    .option('--config <file>', 'JSON configuration: budgets, rebuild_caps, tail { min_tokens, max_tokens, min_text_messages }, waits { close_ms, … }')
     .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
+    .addOption(new Option('--max-resident-sessions <n>', 'most sessions kept in memory; past it the least recently used idle ones leave (they reload on their next request)').argParser(positiveInt))
+    .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string }) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number }) => {
       setExit(
         await runDaemon(
           {
@@ -67,6 +69,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             poolSize: o.poolSize,
             logLevel: o.logLevel,
             drainTimeoutMs: o.drainTimeout,
+            residency: { idleMs: o.idleUnload, ...(o.maxResidentSessions !== undefined ? { maxResident: o.maxResidentSessions } : {}) },
             ...(o.config !== undefined ? { config: o.config } : {}),
             ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),

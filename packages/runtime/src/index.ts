@@ -1,6 +1,7 @@
 /** The Baton daemon: event log adapters, actor hosts in worker threads, writer runs, recovery and replay. */
 export { BatonDaemon, type DaemonOptions, type DaemonLogger, type ModelEndpoint } from './daemon/daemon.ts';
 export type { WaitsConfig } from './daemon/waits.ts';
+export type { Residency } from './daemon/session-service.ts';
 export { systemClock, type Clock } from './time/clock.ts';
 export { toProviderMessage } from './host/session-host.ts';
 export { LmdbEventLog } from './event-log/lmdb-event-log.ts';

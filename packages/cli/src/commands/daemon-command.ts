@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { BatonDaemon, LmdbEventLog, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
@@ -17,6 +17,8 @@ export interface DaemonCommandOptions {
   readonly logLevel: LogLevel;
   /** How long SIGTERM/SIGINT waits for running writers before cancelling them. */
   readonly drainTimeoutMs: number;
+  /** When sessions leave memory (`--idle-unload`, `--max-resident-sessions`). */
+  readonly residency?: Partial<Residency>;
   /** JSON configuration file: budgets, rebuild caps, tail policy. */
   readonly config?: string;
 }
@@ -103,6 +105,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),
+      ...(options.residency !== undefined ? { residency: options.residency } : {}),
     });
   } catch (err) {
     io.err(`baton daemon: cannot start: ${message(err)}`);

@@ -20,6 +20,7 @@ const WAIT_KEYS = {
   writer_settlement_ms: 'writerSettlementMs',
   stop_settle_ms: 'stopSettleMs',
   decision_flush_ms: 'decisionFlushMs',
+  startup_ms: 'startupMs',
 } as const satisfies Record<string, keyof WaitsConfig>;
 
 const DaemonConfigSchema = z.strictObject({

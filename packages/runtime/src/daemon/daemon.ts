@@ -41,10 +41,10 @@ import type { z } from 'zod';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
 import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
-import { SessionService } from './session-service.ts';
+import { SessionService, type Residency } from './session-service.ts';
 import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
 
 export interface ModelEndpoint {
@@ -72,8 +72,10 @@ export interface DaemonOptions {
   readonly clock?: Clock;
   readonly newId?: () => string;
   readonly tail?: TailPolicy;
-  /** Every wait of the daemon (`WaitsConfigSchema`): close, rebuild, writer settlement, drain, shutdown. */
+  /** Every wait of the daemon (`WaitsConfigSchema`): close, rebuild, writer settlement, drain, shutdown, start-up. */
   readonly waits?: WaitsConfig;
+  /** When sessions leave memory: `idleMs` (10 min), `maxResident` (no limit), `snapshotEvery` (500 inputs). */
+  readonly residency?: Partial<Residency>;
   /** Largest request accepted; default the transport's max payload. */
   readonly maxRequestBytes?: number;
   readonly checkpointDisabled?: boolean;
@@ -162,6 +164,7 @@ export class BatonDaemon {
       clock: this.#clock,
       newId: options.newId ?? (() => randomUUID()),
       waits: this.waits,
+      ...(options.residency !== undefined ? { residency: options.residency } : {}),
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
@@ -192,6 +195,26 @@ export class BatonDaemon {
   /** Resolves once start-up repair is done. */
   ready(): Promise<void> {
     return this.#ready;
+  }
+
+  #isReady = false;
+
+  /** Whether start-up repair finished, waiting for it at most `ms`. A repair that failed counts as done (logged). */
+  async #readyWithin(ms: number): Promise<boolean> {
+    if (this.#isReady) return true;
+    let timer: TimerHandle | null = null;
+    const waited = await Promise.race([
+      this.#ready.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<false>((resolve) => {
+        timer = this.#clock.setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+    if (timer !== null) this.#clock.clearTimeout(timer);
+    if (waited) this.#isReady = true;
+    return waited;
   }
 
   #publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void {
@@ -238,6 +261,11 @@ export class BatonDaemon {
       }
       if (this.#draining && msg.subject !== this.subjects.runtimeStatus && msg.subject !== this.subjects.runtimeDrain) {
         throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
+      }
+      // Start-up repair (interrupted memory commits, stale staging) must finish before any session is served.
+      const overview = msg.subject === this.subjects.runtimeStatus || msg.subject === this.subjects.runtimeDrain;
+      if (!overview && !(await this.#readyWithin(this.waits.startupMs))) {
+        throw new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
       }
       const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
       const body = await handler(decoded.value, sessionId, encoding);

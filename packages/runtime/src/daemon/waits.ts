@@ -16,6 +16,8 @@ export const WaitsConfigSchema = z.strictObject({
   stopSettleMs: Ms.optional(),
   /** How long an idle session's decision records wait for its next input before they are written on their own. */
   decisionFlushMs: Ms.optional(),
+  /** How long a request waits for start-up repair before it gets `unavailable`. */
+  startupMs: Ms.optional(),
 });
 export type WaitsConfig = z.input<typeof WaitsConfigSchema>;
 export type Waits = { readonly [K in keyof z.output<typeof WaitsConfigSchema>]-?: number };
@@ -25,6 +27,7 @@ export const DEFAULT_DAEMON_WAITS: Waits = {
   writerSettlementMs: 300_000,
   stopSettleMs: 5_000,
   decisionFlushMs: 50,
+  startupMs: 30_000,
 };
 
 /** Validates a waits configuration and fills in the defaults; throws a `TypeError` naming the offending key. */
