@@ -135,6 +135,16 @@ export class SessionService {
     return this.#sessions.size;
   }
 
+  /** The summaries of the sessions in memory now, by session id (as their actors last reported them). */
+  residentSummaries(): Map<string, SessionSummary> {
+    return new Map([...this.#sessions.values()].map((s) => [s.sessionId, s.summary]));
+  }
+
+  /** Sessions set aside because their log cannot be folded, with the error their requests get. */
+  quarantinedSessions(): Map<string, ProtocolError> {
+    return new Map(this.#quarantined);
+  }
+
   writerCounts(): { running: number; queued: number } {
     let running = 0;
     let queued = 0;
