@@ -16,6 +16,7 @@ import {
   OpenReplySchema,
   RebuildReplySchema,
   RuntimeDrainReplySchema,
+  RuntimeSessionsReplySchema,
   RuntimeStatusReplySchema,
   StatusReplySchema,
   TasksReplySchema,
@@ -25,6 +26,8 @@ import {
   type OpenReply,
   type RebuildReply,
   type RuntimeDrainReply,
+  type RuntimeSessionsReply,
+  type RuntimeSessionsRequest,
   type RuntimeStatusReply,
   type StatusReply,
   type TasksReply,
@@ -120,8 +123,17 @@ export class BatonClient {
     return this.#call(this.subjects.close(sessionId), {}, CloseReplySchema, options, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS);
   }
 
+  /** The daemon's overview: sessions (resident, total, quarantined), writers, pool, memory and event log. */
   runtimeStatus(options?: CallOptions): Promise<RuntimeStatusReply> {
     return this.#call(this.subjects.runtimeStatus, {}, RuntimeStatusReplySchema, options);
+  }
+
+  /**
+   * One page of the daemon's sessions, ascending by session id: at most `req.limit` (daemon default 100) after
+   * `req.after`. Pass the reply's `next` as `after` for the next page; no `next` means the list is complete.
+   */
+  runtimeSessions(req: RuntimeSessionsRequest = {}, options?: CallOptions): Promise<RuntimeSessionsReply> {
+    return this.#call(this.subjects.runtimeSessions, req, RuntimeSessionsReplySchema, options);
   }
 
   /** Drains the daemon, waiting up to `timeoutMs` (daemon default 120 s) for running writers. */

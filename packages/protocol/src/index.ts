@@ -59,6 +59,9 @@ export {
   RuntimeStatusRequestSchema,
   RebuildRequestSchema,
   RuntimeDrainRequestSchema,
+  RuntimeSessionsRequestSchema,
+  DEFAULT_SESSIONS_PAGE,
+  MAX_SESSIONS_PAGE,
   type WriterToolName,
   type WriterTools,
   type ModelInfo,
@@ -74,6 +77,7 @@ export {
   type RuntimeStatusRequest,
   type RebuildRequest,
   type RuntimeDrainRequest,
+  type RuntimeSessionsRequest,
 } from './requests.ts';
 export {
   SessionStateSchema,
@@ -92,6 +96,9 @@ export {
   CloseReplySchema,
   RuntimeStatusReplySchema,
   RuntimeDrainReplySchema,
+  SessionOutcomeSchema,
+  RuntimeSessionSchema,
+  RuntimeSessionsReplySchema,
   type SessionState,
   type MemoryPaths,
   type OpenReply,
@@ -108,6 +115,9 @@ export {
   type CloseReply,
   type RuntimeStatusReply,
   type RuntimeDrainReply,
+  type SessionOutcome,
+  type RuntimeSession,
+  type RuntimeSessionsReply,
 } from './replies.ts';
 export { ERROR_CODES, ErrorCodeSchema, IssueDetailSchema, ErrorReplySchema, type ErrorCode, type IssueDetail, type ErrorReply } from './error-reply.ts';
 export {

@@ -130,18 +130,26 @@ export const CloseReplySchema = z.object({ ok });
 export type CloseReply = z.infer<typeof CloseReplySchema>;
 
 /**
- * `runtime.status`. `sessions`: open sessions; `writers.running` / `writers.queued`: writers running and requests
- * waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: busy fraction in [0, 1] when the pool
- * reports it; `log.streams` / `log.records`: event-log streams and records (records when cheaply known).
+ * `runtime.status`. `sessions`: sessions resident (in memory); `writers.running` / `writers.queued`: writers running
+ * and requests waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: busy fraction in [0, 1] when
+ * the pool reports it; `log.streams` / `log.records`: event-log streams and records (records when cheaply known).
+ *
+ * Added to v1 later, optional (an older daemon omits them): `sessions_total`: session streams in the event log,
+ * resident or not; `quarantined`: sessions set aside because their log cannot be folded; `rss_bytes`: the daemon
+ * process's resident set size; `log_bytes`: size of the event log's data file (absent for an in-memory log).
  */
 export const RuntimeStatusReplySchema = z.object({
   ok,
   daemon_id: NonEmptyStringSchema,
   uptime_ms: CountSchema,
   sessions: CountSchema,
+  sessions_total: CountSchema.optional(),
+  quarantined: CountSchema.optional(),
   writers: z.object({ running: CountSchema, queued: CountSchema }),
   pool: z.object({ threads: CountSchema, utilization: z.number().min(0).max(1).optional() }),
   log: z.object({ streams: CountSchema, records: CountSchema.optional() }),
+  rss_bytes: CountSchema.optional(),
+  log_bytes: CountSchema.optional(),
 });
 export type RuntimeStatusReply = z.infer<typeof RuntimeStatusReplySchema>;
 
@@ -156,3 +164,46 @@ export const RuntimeDrainReplySchema = z.object({
   dropped: CountSchema,
 });
 export type RuntimeDrainReply = z.infer<typeof RuntimeDrainReplySchema>;
+
+/** How a session's last writer settled, as `runtime.sessions` lists it (`reason`: why, when the daemon recorded one). */
+export const SessionOutcomeSchema = z.object({
+  writer_id: NonEmptyStringSchema,
+  outcome: WriterOutcomeSchema,
+  failure: WriterFailureSchema.optional(),
+  reason: z.string().optional(),
+});
+export type SessionOutcome = z.infer<typeof SessionOutcomeSchema>;
+
+/**
+ * One session in `runtime.sessions`. `project_id`, `model`, `opened_at`: its setup (null only when its opening record
+ * cannot be read); `resident`: in memory now; `quarantined`: set aside because its log cannot be folded; `state`: the
+ * live state of a resident session, else the state its newest recorded decision holds, null when it has none yet;
+ * `closed`: closed by a `close` request; `last_outcome`: how its last writer settled (null: none settled; absent:
+ * unknown, a log older than the field); `error`: why some of it could not be read (the quarantine reason, or the
+ * record that failed its schema).
+ */
+export const RuntimeSessionSchema = z.object({
+  session_id: SessionIdSchema,
+  project_id: z.string().nullable(),
+  model: z.string().nullable(),
+  opened_at: EpochMsSchema.nullable(),
+  resident: z.boolean(),
+  quarantined: z.boolean(),
+  state: SessionStateSchema.nullable(),
+  closed: z.boolean(),
+  last_outcome: SessionOutcomeSchema.nullable().optional(),
+  error: z.string().optional(),
+});
+export type RuntimeSession = z.infer<typeof RuntimeSessionSchema>;
+
+/**
+ * `runtime.sessions` (additive to v1): one page of the answering daemon's sessions, ascending by session id. `next`:
+ * present when more sessions follow; pass it as the next request's `after`.
+ */
+export const RuntimeSessionsReplySchema = z.object({
+  ok,
+  daemon_id: NonEmptyStringSchema,
+  sessions: z.array(RuntimeSessionSchema),
+  next: SessionIdSchema.optional(),
+});
+export type RuntimeSessionsReply = z.infer<typeof RuntimeSessionsReplySchema>;

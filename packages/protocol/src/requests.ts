@@ -127,3 +127,18 @@ export type RebuildRequest = z.infer<typeof RebuildRequestSchema>;
 /** `runtime.drain`: `timeout_ms` bounds the wait for running writers (daemon default 120 s). */
 export const RuntimeDrainRequestSchema = z.strictObject({ timeout_ms: CountSchema.optional() });
 export type RuntimeDrainRequest = z.infer<typeof RuntimeDrainRequestSchema>;
+
+/** Sessions one `runtime.sessions` page lists when the request sets no `limit`. */
+export const DEFAULT_SESSIONS_PAGE = 100;
+/** Most sessions one `runtime.sessions` page may list. */
+export const MAX_SESSIONS_PAGE = 1000;
+
+/**
+ * `runtime.sessions` (additive to v1): one page of the daemon's sessions in ascending session id order (ASCII), those
+ * after `after` (exclusive; the previous page's `next`), at most `limit` (default 100, at most 1000).
+ */
+export const RuntimeSessionsRequestSchema = z.strictObject({
+  limit: PositiveIntSchema.max(MAX_SESSIONS_PAGE).optional(),
+  after: SessionIdSchema.optional(),
+});
+export type RuntimeSessionsRequest = z.infer<typeof RuntimeSessionsRequestSchema>;

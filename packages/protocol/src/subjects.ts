@@ -18,6 +18,8 @@ export interface Subjects {
   readonly open: string;
   readonly runtimeStatus: string;
   readonly runtimeDrain: string;
+  /** `<prefix>.v1.runtime.sessions`: each daemon lists its own sessions (no queue group). Additive to v1. */
+  readonly runtimeSessions: string;
   append(sessionId: string): string;
   tasks(sessionId: string): string;
   checkpoint(sessionId: string): string;
@@ -48,6 +50,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
     open: `${base}.open`,
     runtimeStatus: `${base}.runtime.status`,
     runtimeDrain: `${base}.runtime.drain`,
+    runtimeSessions: `${base}.runtime.sessions`,
     append: session('append'),
     tasks: session('tasks'),
     checkpoint: session('checkpoint'),
