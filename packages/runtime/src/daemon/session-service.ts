@@ -34,6 +34,7 @@ import {
   type WriterOutcome,
 } from '@baton/protocol';
 import { assertNever } from '../assert-never.ts';
+import { firstDifference } from '../replay/plain-diff.ts';
 import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
 import type { Clock, TimerHandle } from '../time/clock.ts';
@@ -179,10 +180,15 @@ export class SessionService {
       this.#quarantineOn(session.sessionId, err);
       throw err;
     }
+    const before = session.summary;
     session.summary = reply.summary;
     for (const effect of reply.effects) if (isMainEffect(effect)) this.#runEffect(session, effect, reply);
     this.#folded.notify();
-    this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock.now(), payload: { for: record.seq, state: reply.summary, effects: [...reply.effects] } });
+    // An input that changed nothing (no effect, the same state) needs no decision record: replay treats a missing
+    // decision as nothing to compare, and most appends (a user message, a tool result) are such inputs.
+    if (reply.effects.length > 0 || firstDifference(before, reply.summary) !== null) {
+      this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock.now(), payload: { for: record.seq, state: reply.summary, effects: [...reply.effects] } });
+    }
     if (++session.sinceSnapshot >= this.#residency.snapshotEvery) await this.#queueSnapshot(session);
     return reply;
   }

@@ -30,11 +30,43 @@ export class PortRpc<Local extends PortSide, Remote extends PortSide> {
   readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   #nextId = 1;
   #closedError: Error | null = null;
+  /** Frames of this turn, posted together: one message (one structured clone) per turn, however many sessions fold. */
+  #outbox: Frame[] = [];
+  #flushScheduled = false;
 
   constructor(port: MessagePort, handlers: PortHandlers<Local>) {
     this.#port = port;
     this.#handlers = handlers;
-    port.on('message', (frame: Frame) => this.#receive(frame));
+    port.on('message', (frames: readonly Frame[]) => {
+      for (const frame of frames) this.#receive(frame);
+    });
+  }
+
+  #post(frame: Frame): void {
+    this.#outbox.push(frame);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const frames = this.#outbox;
+    if (frames.length === 0) return;
+    this.#outbox = [];
+    try {
+      this.#port.postMessage(frames);
+    } catch {
+      // A value that cannot be cloned fails the whole batch: post frame by frame, and answer a reply that cannot be
+      // sent with the error instead.
+      for (const frame of frames) {
+        try {
+          this.#port.postMessage([frame]);
+        } catch (err) {
+          if (frame.t === 'reply') this.#port.postMessage([{ t: 'fail', id: frame.id, error: toWireError(err) } satisfies Frame]);
+        }
+      }
+    }
   }
 
   /** Sends a call; resolves with the remote handler's reply, rejects with its error as a `ProtocolError`. */
@@ -43,17 +75,18 @@ export class PortRpc<Local extends PortSide, Remote extends PortSide> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#port.postMessage({ t: 'call', id, kind, body: request } satisfies Frame);
+      this.#post({ t: 'call', id, kind, body: request });
     });
   }
 
   /** Sends a one-way note. */
   notify<K extends keyof Remote['notes'] & string>(kind: K, note: Remote['notes'][K]): void {
-    this.#port.postMessage({ t: 'note', kind, body: note } satisfies Frame);
+    this.#post({ t: 'note', kind, body: note });
   }
 
   /** Rejects every call still waiting (and every later one) with `error`; closes the port. */
   close(error: Error): void {
+    this.#flush();
     this.#closedError = error;
     for (const p of this.#pending.values()) p.reject(error);
     this.#pending.clear();
@@ -87,9 +120,9 @@ export class PortRpc<Local extends PortSide, Remote extends PortSide> {
       const handler = (this.#handlers.calls as Record<string, ((request: unknown) => unknown) | undefined>)[kind];
       if (handler === undefined) throw new Error(`no handler for ${kind}`);
       const value = await handler(body);
-      this.#port.postMessage({ t: 'reply', id, value } satisfies Frame);
+      this.#post({ t: 'reply', id, value });
     } catch (err) {
-      this.#port.postMessage({ t: 'fail', id, error: toWireError(err) } satisfies Frame);
+      this.#post({ t: 'fail', id, error: toWireError(err) });
     }
   }
 }
