@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TailPolicy } from '@baton/actors';
 import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
-import type { EventLog } from '@baton/log-schema';
+import { parseStream, type EventLog } from '@baton/log-schema';
 import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import {
   AppendReplySchema,
@@ -19,6 +20,8 @@ import {
   RebuildRequestSchema,
   RuntimeDrainReplySchema,
   RuntimeDrainRequestSchema,
+  RuntimeSessionsReplySchema,
+  RuntimeSessionsRequestSchema,
   RuntimeStatusReplySchema,
   RuntimeStatusRequestSchema,
   StatusReplySchema,
@@ -34,16 +37,20 @@ import {
   type Encoding,
   type ErrorReply,
   type PublishedEventBody,
+  type RuntimeSessionsReply,
+  type RuntimeSessionsRequest,
   type RuntimeStatusReply,
   type Subjects,
 } from '@baton/protocol';
 import type { z } from 'zod';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
+import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
 import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
+import { listSessions } from './session-list.ts';
 import { SessionService, type Residency } from './session-service.ts';
 import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
 
@@ -259,11 +266,13 @@ export class BatonDaemon {
         const message = `nested deeper than ${MAX_REQUEST_DEPTH} levels`;
         throw new ProtocolError('bad_request', `invalid request: ${tooDeep}: ${message}`, [{ path: tooDeep, message }]);
       }
-      if (this.#draining && msg.subject !== this.subjects.runtimeStatus && msg.subject !== this.subjects.runtimeDrain) {
+      // The runtime requests only read or drain: they are answered while draining and during start-up repair.
+      const s = this.subjects;
+      const overview = msg.subject === s.runtimeStatus || msg.subject === s.runtimeDrain || msg.subject === s.runtimeSessions;
+      if (this.#draining && !overview) {
         throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
       }
       // Start-up repair (interrupted memory commits, stale staging) must finish before any session is served.
-      const overview = msg.subject === this.subjects.runtimeStatus || msg.subject === this.subjects.runtimeDrain;
       if (!overview && !(await this.#readyWithin(this.waits.startupMs))) {
         throw new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
       }
@@ -299,6 +308,8 @@ export class BatonDaemon {
     this.#serve(session('status'), StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(sid(id)), perSession);
     this.#serve(session('close'), CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(sid(id)), perSession);
     this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, () => Promise.resolve(this.runtimeStatus()));
+    // Every daemon lists its own sessions: no queue group.
+    this.#serve(s.runtimeSessions, RuntimeSessionsRequestSchema, RuntimeSessionsReplySchema, (b) => Promise.resolve(this.runtimeSessions(b)));
     // Every daemon drains itself: no queue group.
     this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, RuntimeDrainReplySchema, async (b) => {
       const r = await this.drain(b.timeout_ms ?? this.waits.drainMs);
@@ -306,23 +317,57 @@ export class BatonDaemon {
     });
   }
 
+  /**
+   * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, one walk over the stream names,
+   * no record read) and quarantined; writers; pool; the process's RSS; the LMDB data file's size.
+   */
   runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
     const util = this.#pool.utilization;
+    let streams = 0;
+    let sessionsTotal = 0;
+    for (const stream of this.#o.log.streams()) {
+      streams++;
+      if (parseStream(stream)?.kind === 'session') sessionsTotal++;
+    }
+    const logBytes = this.#logBytes();
     return {
       daemon_id: this.id,
       uptime_ms: Math.max(0, this.#clock.now() - this.#startedAt),
       sessions: this.#sessions.loadedCount,
+      sessions_total: sessionsTotal,
+      quarantined: this.#sessions.quarantinedSessions().size,
       writers: this.#sessions.writerCounts(),
       pool: { threads: this.#pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
-      log: { streams: [...this.#o.log.streams()].length },
+      log: { streams },
+      rss_bytes: process.memoryUsage.rss(),
+      ...(logBytes !== null ? { log_bytes: logBytes } : {}),
     };
   }
 
+  /** Size of the LMDB data file `<data>/events/data.mdb`; null for another log (in memory) or when it is not there. */
+  #logBytes(): number | null {
+    if (!(this.#o.log instanceof LmdbEventLog)) return null;
+    try {
+      return statSync(join(this.#o.dataDir, 'events', 'data.mdb')).size;
+    } catch {
+      return null;
+    }
+  }
+
   /**
-   * Stops accepting work (requests other than `runtime.status` / `runtime.drain` get `unavailable`), drops queued
-   * writer requests (logged as `drain.requested` in each session) and waits up to `timeoutMs` (default: the
-   * configured drain wait, 120 s) for the running writers, which are not cancelled. Later calls return the first
-   * drain's report.
+   * `runtime.sessions`: one page of the sessions in this daemon's log, ascending by id: resident ones with their live
+   * summary, the others with the state their newest decision recorded (read from the end of their stream).
+   */
+  runtimeSessions(req: RuntimeSessionsRequest = {}): Omit<RuntimeSessionsReply, 'ok'> {
+    const live = { resident: this.#sessions.residentSummaries(), quarantined: this.#sessions.quarantinedSessions() };
+    return { daemon_id: this.id, ...listSessions(this.#o.log, live, req) };
+  }
+
+  /**
+   * Stops accepting work (requests other than `runtime.status` / `runtime.sessions` / `runtime.drain` get
+   * `unavailable`), drops queued writer requests (logged as `drain.requested` in each session) and waits up to
+   * `timeoutMs` (default: the configured drain wait, 120 s) for the running writers, which are not cancelled. Later
+   * calls return the first drain's report.
    */
   drain(timeoutMs: number = this.waits.drainMs): Promise<DrainReport> {
     this.#draining = true;
