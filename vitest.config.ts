@@ -10,6 +10,7 @@ export default defineConfig({
       'packages/memory-store',
       'packages/testing',
       'packages/runtime',
+      'packages/gateway',
       'packages/cli',
       {
         test: {

@@ -2,6 +2,7 @@
 export { BatonClient, type BatonClientOptions, type CallOptions } from './baton-client.ts';
 export { BatonRequestError, type BatonRequestErrorCode } from './baton-request-error.ts';
 export { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
+export { Mailbox } from './mailbox.ts';
 export type {
   Transport,
   Headers,

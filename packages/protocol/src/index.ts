@@ -35,6 +35,7 @@ export { DEFAULT_WAITS, type WaitName } from './waits.ts';
 export {
   MessageSchema,
   MessageRoleSchema,
+  toProviderMessage,
   MessageContentSchema,
   UsageSchema,
   type Message,

@@ -50,3 +50,13 @@ const MessageShapeSchema = z.looseObject({
  */
 export const MessageSchema = verbatim(MessageShapeSchema);
 export type Message = z.infer<typeof MessageShapeSchema>;
+
+/** Envelope fields Baton adds to agent messages; everything else is sent to the model as the agent sent it. */
+const ENVELOPE = new Set(['id', 'agent_id', 'finish_reason', 'usage', 'created_at']);
+
+/** The agent's message as it went to its provider: Baton's envelope fields removed, every other key in order. */
+export function toProviderMessage(m: Message): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (!ENVELOPE.has(k)) out[k] = v;
+  return out;
+}

@@ -42,7 +42,7 @@ import { CommitVersions } from './commit-versions.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
-import { Mailbox } from './mailbox.ts';
+import { Mailbox } from '@baton/client';
 import { messageKey } from './message-key.ts';
 import { readSessionLoad } from './session-load.ts';
 import { sessionSetupFor } from './session-setup.ts';

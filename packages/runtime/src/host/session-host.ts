@@ -2,6 +2,7 @@ import {
   SessionEventSchema,
   foldEvent,
   foldStart,
+  indexIds,
   isOverflow,
   nextThreshold,
   sessionMachine,
@@ -12,22 +13,14 @@ import {
   type WriterStartEffect,
 } from '@baton/actors';
 import type { SessionSetup, SessionSnapshot, StoredSessionRecord } from '@baton/log-schema';
-import type { Message } from '@baton/protocol';
+import { toProviderMessage, type Message } from '@baton/protocol';
+
+export { toProviderMessage };
 import type { SnapshotFrom } from 'xstate';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
 import type { WriterRunSpec } from '../writer/writer-run.ts';
 import { indexMessages } from './message-index.ts';
 import type { FoldReply, SessionSummary } from './worker-messages.ts';
-
-/** Envelope fields Baton adds to agent messages; everything else is sent to the model as the agent sent it. */
-const ENVELOPE = new Set(['id', 'agent_id', 'finish_reason', 'usage', 'created_at']);
-
-/** The agent's message as it went to its provider (Baton's envelope fields removed, key order kept). */
-export function toProviderMessage(m: Message): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(m)) if (!ENVELOPE.has(k)) out[k] = v;
-  return out;
-}
 
 /**
  * The event the session machine consumes for a logged record, or null for records that are not inputs
@@ -159,14 +152,14 @@ export class HostedSession {
   }
 
   #forgetOutsideContext(): void {
-    const ids = new Set(this.context.index.map((m) => m.id));
+    const ids = new Set(indexIds(this.context.index));
     for (const id of [...this.#inserted.keys()]) if (!ids.has(id)) this.#inserted.delete(id);
     for (const id of [...this.#cleared.keys()]) if (!ids.has(id)) this.#cleared.delete(id);
   }
 
   /** Ids of the agent's current main-slice context, in order (Baton's boundary message first after a rebuild). */
   contextIds(): string[] {
-    return this.context.index.map((m) => m.id);
+    return indexIds(this.context.index);
   }
 
   /**

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import type { ChatMessage } from './chat-request.ts';
+
+/** A chat message's content digest: the same message re-sent gives the same digest. */
+export function messageDigest(m: ChatMessage): string {
+  return createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 16);
+}
+
+/**
+ * The id the gateway records the `index`-th message of a history under: its position and its digest, so a re-sent
+ * history is deduplicated by the daemon and an edited earlier message is a different one.
+ */
+export function messageId(index: number, digest: string): string {
+  return `g${index}-${digest}`;
+}
+
+/** The request's history split into its leading system (or developer) messages and the conversation after them. */
+export function splitHistory(messages: readonly ChatMessage[]): { system: ChatMessage[]; history: ChatMessage[] } {
+  let n = 0;
+  while (n < messages.length && (messages[n]?.role === 'system' || messages[n]?.role === 'developer')) n++;
+  return { system: messages.slice(0, n), history: messages.slice(n) };
+}
+
+/**
+ * The system prompt as the daemon records it (`open.system`): the text of each leading system message, or null when
+ * one of them is not plain text (then fork mode cannot reproduce it byte for byte).
+ */
+export function systemPrompt(system: readonly ChatMessage[]): string[] | null {
+  const texts: string[] = [];
+  for (const m of system) {
+    const keys = Object.keys(m);
+    if (m.role !== 'system' || typeof m['content'] !== 'string' || keys.some((k) => k !== 'role' && k !== 'content')) return null;
+    texts.push(m['content']);
+  }
+  return texts;
+}
+
+/**
+ * Whether `history` continues what was recorded (digests `recorded`, oldest first): it is at least as long and its
+ * first, middle and last recorded positions hold the same messages. Checking three positions keeps a long history's
+ * check constant-time; an agent that compacted or edited its history changes its first messages (the summary
+ * replaces them), and one that dropped the tail changes the last.
+ */
+export function continues(recorded: readonly string[], history: readonly ChatMessage[]): boolean {
+  if (history.length < recorded.length) return false;
+  if (recorded.length === 0) return true;
+  const positions = new Set([0, recorded.length >> 1, recorded.length - 1]);
+  for (const i of positions) if (recorded[i] !== messageDigest(history[i] as ChatMessage)) return false;
+  return true;
+}

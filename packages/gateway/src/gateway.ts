@@ -1,0 +1,256 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Mailbox, type BatonClient } from '@baton/client';
+import type { Dispatcher } from 'undici';
+import { StreamedReply, isUsageOnlyChunk, replyOfCompletion, type ChatReply } from './chat-reply.ts';
+import { parseChatRequest, type ChatRequest } from './chat-request.ts';
+import { setMember } from './json-splice.ts';
+import { contextWindowOf } from './model-table.ts';
+import { isChatCompletions, parseRoute } from './route.ts';
+import { SessionRecorder, type Prepared } from './session-recorder.ts';
+import { sessionKeyOf } from './session-key.ts';
+import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
+
+export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+
+export interface GatewayOptions {
+  /** The provider's base URL, e.g. `https://api.openai.com/v1`. */
+  readonly upstream: string;
+  /** A client of the daemon (over NATS, or in-process). */
+  readonly client: BatonClient;
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  /** Project the gateway's sessions belong to (default `default`); a request may say otherwise in `x-baton-project`. */
+  readonly projectId?: string;
+  /** Context window for models the table does not know (default 128 000). */
+  readonly contextWindow?: number;
+  /** Context windows by exact model id, before the table. */
+  readonly contextWindows?: Readonly<Record<string, number>>;
+  /** Upstream headers/body timeout (default 10 min: a model may think for a long time). */
+  readonly upstreamTimeoutMs?: number;
+  readonly logger?: GatewayLogger;
+}
+
+/** Largest request body the gateway reads (the provider's own limit is usually lower). */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error(`request body above ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** An OpenAI-shaped error the gateway itself answers (never with a credential in it). */
+function sendError(res: ServerResponse, status: number, message: string, code: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } }));
+}
+
+/**
+ * Baton's gateway: an HTTP server that agents use as their model base URL. Requests are forwarded to the upstream
+ * provider with the agent's own credentials, body bytes and streaming untouched; chat-completions conversations are
+ * recorded as daemon sessions (so writers run in fork mode from the agent's exact prefix), and a conversation that
+ * overflows its usable window is rebuilt and sent upstream as its rebuilt context, without the agent noticing.
+ */
+export class BatonGateway {
+  readonly #server: Server;
+  readonly #upstream: Upstream;
+  readonly #recorder: SessionRecorder;
+  readonly #mailbox = new Mailbox();
+  /** Who may use each session: a digest of the credential its first request carried (never the credential). */
+  readonly #owners = new Map<string, string>();
+  readonly #log: GatewayLogger;
+
+  private constructor(options: GatewayOptions) {
+    this.#log = options.logger ?? (() => {});
+    this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
+    this.#recorder = new SessionRecorder({
+      client: options.client,
+      projectId: options.projectId ?? 'default',
+      contextWindow: (model) => contextWindowOf(model, options.contextWindows ?? {}, options.contextWindow ?? 128_000),
+      log: this.#log,
+    });
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        this.#log('error', 'gateway request failed', { error: err instanceof Error ? err.message : String(err) });
+        sendError(res, 502, 'the gateway could not complete the request', 'gateway_error');
+      });
+    });
+  }
+
+  /** Starts listening; resolves once the port is bound. */
+  static async start(options: GatewayOptions): Promise<BatonGateway> {
+    const gateway = new BatonGateway(options);
+    await new Promise<void>((resolve, reject) => {
+      gateway.#server.once('error', reject);
+      gateway.#server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    });
+    return gateway;
+  }
+
+  /** The base URL to give an agent (`http://host:port/v1`); put `/s/<session>` before `/v1` to name a session. */
+  get baseURL(): string {
+    const address = this.#server.address() as AddressInfo;
+    return `http://${address.address}:${address.port}/v1`;
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await this.#upstream.close();
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = parseRoute(req.url ?? '/');
+    const method = req.method ?? 'GET';
+    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
+    const chat = body !== null && method === 'POST' && isChatCompletions(route.endpoint) ? parseChatRequest(body) : null;
+    if (chat === null || body === null) {
+      await this.#forward(req, res, route.upstreamPath, body, null);
+      return;
+    }
+    const key = sessionKeyOf(route.sessionId, req.headers, chat);
+    if (this.#recorder.isSideCall(key, chat)) {
+      await this.#forward(req, res, route.upstreamPath, body, null);
+      return;
+    }
+    const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
+    const known = this.#owners.get(key);
+    if (known !== undefined && known !== owner) {
+      sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+      return;
+    }
+    // One call at a time per session, in arrival order: its recording depends on the previous call's reply.
+    await this.#mailbox.run(key, async () => {
+      this.#owners.set(key, owner);
+      let prepared: Prepared;
+      try {
+        prepared = await this.#recorder.prepare(key, chat, body);
+      } catch (err) {
+        // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
+        this.#log('warn', 'forwarding without recording', { session: key, error: err instanceof Error ? err.message : String(err) });
+        await this.#forward(req, res, route.upstreamPath, body, null);
+        return;
+      }
+      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, chat, prepared });
+    });
+  }
+
+  /**
+   * Sends the request upstream and relays the answer as it arrives: status and headers as the upstream sent them, then
+   * the body chunk by chunk. For a recorded call, the reply is reassembled on the way, the call's new messages are
+   * appended once the upstream accepted it, and nothing is recorded for a call that failed or was abandoned.
+   */
+  async #forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    body: Uint8Array | null,
+    recorded: { key: string; chat: ChatRequest; prepared: Prepared } | null,
+  ): Promise<void> {
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    let sent = body;
+    const stripUsage = recorded !== null && recorded.chat.stream && !recorded.chat.includeUsage;
+    if (stripUsage && sent !== null) {
+      // The recording needs the usage: ask for it, and drop that extra chunk from what the agent gets.
+      const streamOptions = JSON.stringify({ ...(recorded.chat.body['stream_options'] as object | null | undefined), include_usage: true });
+      sent = Buffer.from(setMember(Buffer.from(sent).toString('utf8'), 'stream_options', streamOptions), 'utf8');
+    }
+    let upstream: Dispatcher.ResponseData;
+    try {
+      upstream = await this.#upstream.send(req.method ?? 'GET', path, upstreamHeaders(req.headers), sent, abort.signal);
+    } catch (err) {
+      if (abort.signal.aborted) return;
+      sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
+      return;
+    }
+    res.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
+    res.flushHeaders();
+    const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+    const session = recorded === null ? undefined : this.#recorder.session(recorded.key);
+    const appended = ok && recorded !== null && session !== undefined ? this.#recorder.append(session, recorded.prepared.toAppend) : null;
+    const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
+    const chunks: Buffer[] = [];
+    let pendingEvent = '';
+    try {
+      for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+        if (recorded !== null && ok) {
+          if (streamed !== null) streamed.feed(chunk.toString('utf8'));
+          else chunks.push(chunk);
+        }
+        if (!stripUsage || !ok) {
+          res.write(chunk);
+          continue;
+        }
+        // Relay whole SSE events, leaving out the usage-only one the agent did not ask for.
+        pendingEvent += chunk.toString('utf8');
+        let end = pendingEvent.indexOf('\n\n');
+        while (end >= 0) {
+          const event = pendingEvent.slice(0, end + 2);
+          pendingEvent = pendingEvent.slice(end + 2);
+          const data = event.startsWith('data:') ? event.slice(5).trim() : '';
+          if (!isUsageOnlyChunk(data)) res.write(event);
+          end = pendingEvent.indexOf('\n\n');
+        }
+      }
+      if (pendingEvent !== '') res.write(pendingEvent);
+      res.end();
+    } catch (err) {
+      // The agent went away, or the upstream broke off: the call is not complete, so its reply is not recorded.
+      this.#log('debug', 'relay ended early', { error: err instanceof Error ? err.message : String(err) });
+      res.destroy();
+      await appended?.catch(() => {});
+      return;
+    }
+    if (appended !== null) {
+      try {
+        await appended;
+      } catch (err) {
+        this.#log('warn', 'the daemon refused a recorded call', { session: recorded?.key, error: err instanceof Error ? err.message : String(err) });
+        return;
+      }
+    }
+    if (recorded === null || session === undefined || !ok) return;
+    const reply: ChatReply | null = streamed !== null ? (streamed.complete ? streamed.reply() : null) : replyOfCompletion(parseJson(Buffer.concat(chunks)));
+    if (reply !== null) this.#recorder.completed(session, recorded.prepared.replyIndex, reply);
+  }
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** A digest of a request's credential: sessions are bound to it; the credential itself is never kept. */
+function credentialDigest(value: string | string[] | undefined): string {
+  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return createHash('sha256').update(`baton-gateway:${text}`).digest('base64url');
+}

@@ -1,0 +1,3 @@
+/** Baton's gateway: agents point their model base URL at it and get checkpoints and rebuilds without code changes. */
+export { BatonGateway, type GatewayOptions, type GatewayLogger } from './gateway.ts';
+export { contextWindowOf } from './model-table.ts';

@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatRequest } from './chat-request.ts';
+
+/** Headers agents send that name their session. */
+const SESSION_HEADERS = ['x-baton-session', 'session-id', 'x-session-id', 'x-claude-code-session-id'];
+
+const SAFE = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** A session id usable as a daemon session id: kept when safe, else a digest of it. */
+function safeId(prefix: string, value: string): string {
+  return SAFE.test(value) ? value : `${prefix}${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
+}
+
+/**
+ * Which session a request belongs to: the `/s/<sid>/` path prefix; else a session header the agent sends; else a
+ * fingerprint of its system prompt and first user message (the same conversation gives the same fingerprint, request
+ * after request, since histories only grow).
+ */
+export function sessionKeyOf(pathSession: string | null, headers: IncomingHttpHeaders, req: ChatRequest): string {
+  if (pathSession !== null) return pathSession;
+  for (const name of SESSION_HEADERS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text !== undefined && text !== '') return safeId('h-', text);
+  }
+  const first = req.messages.find((m) => m.role === 'user');
+  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer');
+  const digest = createHash('sha256').update(JSON.stringify([system, first ?? null])).digest('base64url').slice(0, 22);
+  return `f-${digest}`;
+}

@@ -1,0 +1,176 @@
+import type { BatonClient } from '@baton/client';
+import { toProviderMessage, type Message } from '@baton/protocol';
+import type { ChatReply } from './chat-reply.ts';
+import type { ChatMessage, ChatRequest } from './chat-request.ts';
+import { continues, messageDigest, messageId, splitHistory, systemPrompt } from './conversation.ts';
+import { setMember } from './json-splice.ts';
+
+/** The agent's history prefix a rebuild replaced, and what the upstream gets instead. */
+interface Substitution {
+  /** Messages of the agent's history (after its system messages) that the rebuilt context stands for. */
+  readonly agentLength: number;
+  /** The rebuilt context, as the provider gets it (Baton's envelope fields removed). */
+  readonly context: readonly Record<string, unknown>[];
+}
+
+/** One agent conversation as the gateway follows it. */
+export interface GatewaySession {
+  readonly key: string;
+  /** The daemon session of the current slice (`<key>` or `<key>-s<n>` after the agent rewrote its history). */
+  daemonSessionId: string;
+  slice: number;
+  model: string;
+  usableWindow: number;
+  /** Digests of the history messages recorded so far, in order. */
+  recorded: string[];
+  /** The reply of the last successful call, recorded once the agent sends it back (with its usage). */
+  pending: { readonly index: number; readonly reply: ChatReply } | null;
+  substitution: Substitution | null;
+  /** Rewrites of this session so far (a rebuild replaced part of the agent's history in what the upstream got). */
+  rewrites: number;
+}
+
+/** A history message as the daemon records it, with the digest of the agent's message. */
+export interface Recorded {
+  readonly message: Message;
+  readonly digest: string;
+}
+
+/** What forwarding one recorded request needs: the bytes for the upstream and the records to append on success. */
+export interface Prepared {
+  readonly body: Uint8Array;
+  /** The history messages to append once the upstream answered (empty when they were appended already). */
+  readonly toAppend: readonly Recorded[];
+  /** Where the agent's echo of this call's reply will sit in its history. */
+  readonly replyIndex: number;
+  /** The messages the upstream received (for the overflow rewrite check and the writer fork). */
+  readonly rewritten: boolean;
+}
+
+export interface RecorderOptions {
+  readonly client: BatonClient;
+  readonly projectId: string;
+  readonly contextWindow: (model: string) => number;
+  readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+}
+
+const usageTotal = (reply: ChatReply | null | undefined): number | null =>
+  reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
+
+/**
+ * Records a session's conversation from the requests an agent sends through the gateway, and rewrites those requests
+ * after a rebuild. Keeps per session only digests and the last reply's facts; the messages themselves go to the
+ * daemon (deterministic ids, so a re-sent history is deduplicated there).
+ */
+export class SessionRecorder {
+  readonly #o: RecorderOptions;
+  readonly #sessions = new Map<string, GatewaySession>();
+
+  constructor(options: RecorderOptions) {
+    this.#o = options;
+  }
+
+  session(key: string): GatewaySession | undefined {
+    return this.#sessions.get(key);
+  }
+
+  /** Whether this request belongs to the session's conversation (a side call — no tools, another model — does not). */
+  isSideCall(key: string, req: ChatRequest): boolean {
+    if (req.tools === null || req.tools.length === 0) return true;
+    const session = this.#sessions.get(key);
+    return session !== undefined && session.model !== req.model;
+  }
+
+  async #open(key: string, sessionId: string, req: ChatRequest, system: readonly ChatMessage[]): Promise<{ usableWindow: number }> {
+    const prompt = systemPrompt(system);
+    if (prompt === null) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
+    const opened = await this.#o.client.open({
+      session_id: sessionId,
+      project_id: this.#o.projectId,
+      agent: 'gateway',
+      model: { id: req.model, context_window: this.#o.contextWindow(req.model) },
+      ...(prompt !== null && prompt.length > 0 ? { system: prompt } : {}),
+      ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
+    });
+    return { usableWindow: opened.usable_window };
+  }
+
+  /**
+   * Before forwarding: follows the session to this request (opening it, or a new slice when the agent rewrote its
+   * history), and when the conversation overflows the usable window, records what is new, asks the daemon for a
+   * rebuild and rewrites the request. Returns the bytes to forward and what to append once the call succeeded.
+   */
+  async prepare(key: string, req: ChatRequest, bytes: Uint8Array): Promise<Prepared> {
+    const { system, history } = splitHistory(req.messages);
+    let session = this.#sessions.get(key);
+    if (session === undefined || !continues(session.recorded, history)) {
+      const slice = session === undefined ? 0 : session.slice + 1;
+      const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
+      if (session !== undefined) this.#o.log('info', 'the agent rewrote its history: a new slice', { session: key, slice });
+      const { usableWindow } = await this.#open(key, daemonSessionId, req, system);
+      session = { key, daemonSessionId, slice, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0 };
+      this.#sessions.set(key, session);
+    }
+    const toAppend = this.#newMessages(session, history);
+    // The request's size: the last call's reported usage, plus about a token per four bytes of what is new since.
+    const pendingTotal = usageTotal(session.pending?.reply);
+    const added = toAppend.reduce((sum, r) => sum + Math.ceil(JSON.stringify(r.message).length / 4), 0);
+    if (pendingTotal !== null && pendingTotal + added >= session.usableWindow) {
+      // Overflow: the daemon needs every message so far, then replaces the history with its rebuilt context.
+      await this.append(session, toAppend);
+      const rebuilt = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+      if (rebuilt.context.length > 0) {
+        session.substitution = { agentLength: history.length, context: rebuilt.context.map(toProviderMessage) };
+        session.pending = null;
+        session.rewrites++;
+        this.#o.log('info', 'rebuilt the context on overflow', { session: key, outcome: rebuilt.outcome, covered: rebuilt.covered_up_to });
+      }
+      return { body: this.#rewrite(session, bytes, system, history), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null };
+    }
+    return { body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null };
+  }
+
+  /** The history messages not recorded yet, as daemon messages (the pending reply's facts on its echo). */
+  #newMessages(session: GatewaySession, history: readonly ChatMessage[]): Recorded[] {
+    const out: Recorded[] = [];
+    for (let i = session.recorded.length; i < history.length; i++) {
+      const m = history[i] as ChatMessage;
+      const digest = messageDigest(m);
+      const reply = session.pending?.index === i && m.role === 'assistant' ? session.pending.reply : null;
+      const message: Message = {
+        ...(m as unknown as Message),
+        id: messageId(i, digest),
+        ...(reply !== null && reply.finishReason !== null ? { finish_reason: reply.finishReason } : {}),
+        ...(reply?.usage !== null && reply?.usage !== undefined ? { usage: { ...reply.usage } } : {}),
+      };
+      out.push({ message, digest });
+    }
+    return out;
+  }
+
+  /**
+   * The bytes the upstream gets: the agent's own bytes, or after a rebuild its system messages, the rebuilt context
+   * and the messages after the replaced prefix, spliced into the `messages` member (every other byte as sent).
+   */
+  #rewrite(session: GatewaySession, bytes: Uint8Array, system: readonly ChatMessage[], history: readonly ChatMessage[]): Uint8Array {
+    const sub = session.substitution;
+    if (sub === null) return bytes;
+    const messages = [...system, ...sub.context, ...history.slice(sub.agentLength)];
+    const text = setMember(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), 'messages', JSON.stringify(messages));
+    return Buffer.from(text, 'utf8');
+  }
+
+  /** Appends history messages to the session's daemon session and marks them recorded. */
+  async append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
+    for (let i = 0; i < records.length; i += 1000) {
+      await this.#o.client.append(session.daemonSessionId, records.slice(i, i + 1000).map((r) => r.message));
+    }
+    for (const r of records) session.recorded.push(r.digest);
+    if (records.length > 0 && session.pending !== null && session.pending.index < session.recorded.length) session.pending = null;
+  }
+
+  /** A call succeeded: its reply is recorded when the agent sends it back at `index`. */
+  completed(session: GatewaySession, index: number, reply: ChatReply): void {
+    session.pending = { index, reply };
+  }
+}
