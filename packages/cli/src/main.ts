@@ -1,14 +1,17 @@
+import { subjects } from '@baton/protocol';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.ts';
 import { runDaemon } from './commands/daemon-command.ts';
 import { runDemo } from './commands/demo-command.ts';
 import { runMemoryDiff, runMemoryLog, runMemoryRestore } from './commands/memory-command.ts';
 import { runReplay } from './commands/replay-command.ts';
+import { runSessions, runStatus } from './commands/runtime-command.ts';
 import { LOG_LEVELS, type LogLevel } from './daemon/pino-daemon-logger.ts';
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_DATA_DIR = './.baton';
 const DEFAULT_POOL_SIZE = 2;
+const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -22,6 +25,24 @@ function natsUrl(value: string): string {
     if (url.hostname === '') throw new Error('no host');
   } catch {
     throw new InvalidArgumentError('expected a NATS URL such as nats://127.0.0.1:4222.');
+  }
+  return value;
+}
+
+function subjectPrefix(value: string): string {
+  try {
+    subjects(value);
+  } catch {
+    throw new InvalidArgumentError('expected dot-separated tokens of letters, digits, _ and -, such as baton or acme.dev.');
+  }
+  return value;
+}
+
+function sessionId(value: string): string {
+  try {
+    subjects().status(value);
+  } catch {
+    throw new InvalidArgumentError('expected a session id ([A-Za-z0-9_-], 1 to 128 characters).');
   }
   return value;
 }
@@ -75,6 +96,48 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           },
           env,
+          io,
+        ),
+      );
+    });
+
+  const natsOption = (): Option =>
+    new Option('--nats <url>', 'NATS server URL').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrl);
+  const runtimeExits = '\nExit codes: 0 ok, 1 the daemon refused the request, 2 no NATS server or no daemon answering on the prefix.';
+
+  program
+    .command('status')
+    .description("a running daemon's overview: sessions (resident, in the log, quarantined), writers, pool, memory, event log")
+    .addOption(natsOption())
+    .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
+    .option('--json', 'the runtime.status reply as JSON')
+    .addOption(new Option('--timeout <ms>', 'how long to wait for the daemon').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
+    .addHelpText('after', runtimeExits)
+    .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number }) => {
+      setExit(await runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io));
+    });
+
+  program
+    .command('sessions')
+    .description("a running daemon's sessions: project, resident or not, tokens, usable window, watermark, writer, overflow, closed, last writer outcome")
+    .addOption(natsOption())
+    .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
+    .option('--json', 'the runtime.sessions reply as JSON (without --limit: every page joined into one)')
+    .addOption(new Option('--limit <n>', 'one page of at most n sessions (default: every session)').argParser(positiveInt))
+    .addOption(new Option('--after <session>', 'list the sessions after this id (the previous page\'s next)').argParser(sessionId))
+    .addOption(new Option('--timeout <ms>', 'how long to wait for each reply').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
+    .addHelpText('after', runtimeExits)
+    .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number }) => {
+      setExit(
+        await runSessions(
+          {
+            nats: o.nats,
+            json: o.json === true,
+            timeoutMs: o.timeout,
+            ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+            ...(o.limit !== undefined ? { limit: o.limit } : {}),
+            ...(o.after !== undefined ? { after: o.after } : {}),
+          },
           io,
         ),
       );

@@ -1,0 +1,95 @@
+import { BatonClient, BatonRequestError, NatsTransport, TransportError } from '@baton/client';
+import { DEFAULT_SESSIONS_PAGE, type RuntimeSession } from '@baton/protocol';
+import type { CliIo } from '../cli-io.ts';
+import { sessionsTable, statusBlock } from '../format/runtime-format.ts';
+
+export interface RuntimeCommandOptions {
+  readonly nats: string;
+  readonly prefix?: string;
+  readonly json: boolean;
+  /** How long to wait for the daemon's reply. */
+  readonly timeoutMs: number;
+}
+
+export interface SessionsOptions extends RuntimeCommandOptions {
+  /** One page of at most this many sessions (the reply's `next` says where the following one starts); absent: all. */
+  readonly limit?: number;
+  /** List the sessions after this id (a previous page's `next`). */
+  readonly after?: string;
+}
+
+/** Exit codes of `baton status` and `baton sessions`. */
+export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
+
+function message(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+}
+
+/**
+ * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on
+ * the prefix (`no_responders`, `timeout`): one line on stderr naming the URL, exit 2. An error reply: exit 1.
+ */
+async function withDaemon(command: string, options: RuntimeCommandOptions, io: CliIo, run: (client: BatonClient) => Promise<number>): Promise<number> {
+  let transport: NatsTransport;
+  try {
+    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-${command}-${process.pid}`, maxReconnectAttempts: 0 });
+  } catch (err) {
+    io.err(`baton ${command}: cannot connect to NATS at ${options.nats}: ${message(err)}`);
+    return RUNTIME_EXIT.unreachable;
+  }
+  const client = new BatonClient(transport, { timeoutMs: options.timeoutMs, ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) });
+  try {
+    return await run(client);
+  } catch (err) {
+    if (err instanceof TransportError && (err.code === 'no_responders' || err.code === 'timeout')) {
+      const why = err.code === 'timeout' ? `no reply within ${options.timeoutMs} ms` : 'nothing subscribes to it';
+      io.err(`baton ${command}: no daemon answered on prefix ${client.subjects.prefix} at ${options.nats} (${why})`);
+      return RUNTIME_EXIT.unreachable;
+    }
+    if (err instanceof BatonRequestError) {
+      io.err(`baton ${command}: the daemon answered ${err.code}: ${err.message}`);
+      return RUNTIME_EXIT.refused;
+    }
+    throw err;
+  } finally {
+    await transport.close();
+  }
+}
+
+/** `baton status`: the daemon's overview from `runtime.status`, as one block or (`--json`) the reply as JSON. */
+export async function runStatus(options: RuntimeCommandOptions, io: CliIo): Promise<number> {
+  return await withDaemon('status', options, io, async (client) => {
+    const reply = await client.runtimeStatus();
+    if (options.json) io.out(JSON.stringify(reply));
+    else for (const line of statusBlock(reply, options.nats)) io.out(line);
+    return RUNTIME_EXIT.ok;
+  });
+}
+
+/**
+ * `baton sessions`: the daemon's sessions from `runtime.sessions`, as an aligned table or (`--json`) the reply as
+ * JSON. With `limit`, one page (its `next` printed); without, every page, joined into one reply without `next`.
+ */
+export async function runSessions(options: SessionsOptions, io: CliIo): Promise<number> {
+  return await withDaemon('sessions', options, io, async (client) => {
+    const after = options.after !== undefined ? { after: options.after } : {};
+    let reply = await client.runtimeSessions({ ...after, ...(options.limit !== undefined ? { limit: options.limit } : {}) });
+    if (options.limit === undefined) {
+      const sessions: RuntimeSession[] = [...reply.sessions];
+      // Each page's request goes to every daemon on the prefix and the first reply wins: follow one daemon only.
+      while (reply.next !== undefined) {
+        const page = await client.runtimeSessions({ after: reply.next, limit: DEFAULT_SESSIONS_PAGE });
+        if (page.daemon_id !== reply.daemon_id) {
+          io.err(`baton sessions: pages came from two daemons (${reply.daemon_id}, ${page.daemon_id}) on prefix ${client.subjects.prefix}; use --limit to page`);
+          return RUNTIME_EXIT.refused;
+        }
+        sessions.push(...page.sessions);
+        reply = page;
+      }
+      reply = { ok: true, daemon_id: reply.daemon_id, sessions };
+    }
+    if (options.json) io.out(JSON.stringify(reply));
+    else for (const line of sessionsTable(reply)) io.out(line);
+    return RUNTIME_EXIT.ok;
+  });
+}
