@@ -161,7 +161,7 @@ export class BatonGateway {
   /**
    * Sends the request upstream and relays the answer as it arrives: status and headers as the upstream sent them, then
    * the body chunk by chunk. For a recorded call, the reply is reassembled on the way, the call's new messages are
-   * appended once the upstream accepted it, and nothing is recorded for a call that failed or was abandoned.
+   * appended once the reply is complete, and nothing is recorded for a call that failed, broke off or was abandoned.
    */
   async #forward(
     req: IncomingMessage,
@@ -193,7 +193,6 @@ export class BatonGateway {
     res.flushHeaders();
     const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
     const session = recorded === null ? undefined : this.#recorder.session(recorded.key);
-    const appended = ok && recorded !== null && session !== undefined ? this.#recorder.append(session, recorded.prepared.toAppend) : null;
     const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
     const chunks: Buffer[] = [];
     let pendingEvent = '';
@@ -224,20 +223,20 @@ export class BatonGateway {
       // The agent went away, or the upstream broke off: the call is not complete, so its reply is not recorded.
       this.#log('debug', 'relay ended early', { error: err instanceof Error ? err.message : String(err) });
       res.destroy();
-      await appended?.catch(() => {});
       return;
     }
-    if (appended !== null) {
-      try {
-        await appended;
-      } catch (err) {
-        this.#log('warn', 'the daemon refused a recorded call', { session: recorded?.key, error: err instanceof Error ? err.message : String(err) });
-        return;
-      }
-    }
-    if (recorded === null || session === undefined || !ok) return;
+    // Only a complete call is recorded: one that failed, broke off or was abandoned by the agent leaves the session as
+    // it was, and its messages are appended with the agent's next call (which carries them again).
+    if (recorded === null || session === undefined || !ok || abort.signal.aborted) return;
     const reply: ChatReply | null = streamed !== null ? (streamed.complete ? streamed.reply() : null) : replyOfCompletion(parseJson(Buffer.concat(chunks)));
-    if (reply !== null) this.#recorder.completed(session, recorded.prepared.replyIndex, reply);
+    if (reply === null) return;
+    try {
+      await this.#recorder.append(session, recorded.prepared.toAppend);
+    } catch (err) {
+      this.#log('warn', 'the daemon refused a recorded call', { session: recorded.key, error: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    this.#recorder.completed(session, recorded.prepared.replyIndex, reply);
   }
 }
 
