@@ -181,9 +181,13 @@ export class BatonGateway {
       const streamOptions = JSON.stringify({ ...(recorded.chat.body['stream_options'] as object | null | undefined), include_usage: true });
       sent = Buffer.from(setMember(Buffer.from(sent).toString('utf8'), 'stream_options', streamOptions), 'utf8');
     }
+    const headers = upstreamHeaders(req.headers);
+    // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls
+    // keep the agent's accept-encoding and are relayed as the upstream encoded them.
+    if (recorded !== null) headers['accept-encoding'] = 'identity';
     let upstream: Dispatcher.ResponseData;
     try {
-      upstream = await this.#upstream.send(req.method ?? 'GET', path, upstreamHeaders(req.headers), sent, abort.signal);
+      upstream = await this.#upstream.send(req.method ?? 'GET', path, headers, sent, abort.signal);
     } catch (err) {
       if (abort.signal.aborted) return;
       sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
