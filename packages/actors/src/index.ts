@@ -2,6 +2,17 @@
 export { CHECKPOINT_RESERVED, ThresholdError, usableWindow, resolveThresholds } from './thresholds.ts';
 export { DEFAULT_TAIL_POLICY, computeBoundaryIndex, type TailPolicy } from './boundary.ts';
 export {
+  INDEX_CHUNK,
+  appendToIndex,
+  emptyIndex,
+  indexEntries,
+  indexFromEntries,
+  indexIds,
+  isIndexList,
+  lastIndexEntry,
+  type IndexList,
+} from './index-list.ts';
+export {
   MessageIndexEntrySchema,
   FailureSchema,
   SessionEventSchema,

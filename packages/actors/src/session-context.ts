@@ -1,4 +1,4 @@
-import type { MessageIndexEntry } from './boundary.ts';
+import { emptyIndex, type IndexList } from './index-list.ts';
 import type { RebuildReason, WriterMode, WriterOutcome, WriterTrigger } from '@baton/protocol';
 import type { Failure, SessionInput, Task } from './session-events.ts';
 
@@ -25,7 +25,8 @@ export interface LastOutcome {
 /** Session actor context. Holds the per-message index, never message bodies (those live in the log). */
 export interface SessionContext {
   readonly input: SessionInput;
-  readonly index: readonly MessageIndexEntry[];
+  /** One entry per main-slice message, in order (a persistent list: an append does not copy the whole index). */
+  readonly index: IndexList;
   /** Total of the newest finished main-slice assistant message, from the agent's provider usage. */
   readonly tokens: number;
   readonly crossed: readonly number[];
@@ -70,7 +71,7 @@ export interface RebuildInProgress {
 export function initialSessionContext(input: SessionInput): SessionContext {
   return {
     input,
-    index: [],
+    index: emptyIndex(),
     tokens: 0,
     crossed: [],
     watermark: null,

@@ -1,5 +1,6 @@
 import type { RebuildOutcome } from '@baton/protocol';
 import { computeBoundaryIndex, type MessageIndexEntry } from './boundary.ts';
+import { indexEntries, indexFromEntries } from './index-list.ts';
 import type { RebuildInProgress, SessionContext } from './session-context.ts';
 import type { SessionEvent } from './session-events.ts';
 import { watermarkAfter } from './session-slot.ts';
@@ -103,16 +104,17 @@ export const renderRebuild: SessionStep = (ctx, _event, emit) => {
 /** Summarises the conversation up to the boundary a writer would cover (in the worker); `outcome` is reported. */
 export const compactRebuild: SessionStep<SessionEvent, { readonly outcome: RebuildInProgress['compactOutcome'] }> = (ctx, _event, emit, { outcome }) => {
   const rebuild = current(ctx);
-  const b = computeBoundaryIndex(ctx.index, ctx.input.tail);
-  emit({ kind: 'rebuild.compact', requestId: rebuild.requestId, boundary: b >= 0 ? (ctx.index[b]?.id ?? null) : null });
+  const index = indexEntries(ctx.index);
+  const b = computeBoundaryIndex(index, ctx.input.tail);
+  emit({ kind: 'rebuild.compact', requestId: rebuild.requestId, boundary: b >= 0 ? (index[b]?.id ?? null) : null });
   return { ...ctx, rebuild: { ...rebuild, phase: 'compacting', compactOutcome: outcome, timerId: null } };
 };
 
 /** Re-bases the session on its new context: the boundary message then the preserved tail; the ladder re-arms. */
 function rebase(ctx: SessionContext, boundary: MessageIndexEntry, tailIds: readonly string[]): SessionContext {
   const keep = new Set(tailIds);
-  const tail = ctx.index.filter((m) => keep.has(m.id));
-  return { ...ctx, index: [boundary, ...tail], crossed: [], recoveryGate: null, usageRecovered: true };
+  const tail = indexEntries(ctx.index).filter((m) => keep.has(m.id));
+  return { ...ctx, index: indexFromEntries([boundary, ...tail]), crossed: [], recoveryGate: null, usageRecovered: true };
 }
 
 /** Answers the request and publishes the outcome; the rebuild is over. */
@@ -139,7 +141,7 @@ export const answerRenderFailed: SessionStep<Events<'rebuild.rendered'>> = (ctx,
 
 /** The session continues from the summary and the preserved tail. */
 export const adoptCompactedContext: SessionStep<Events<'rebuild.compacted'>> = (ctx, event, emit) => {
-  const covered = coveredBefore(ctx.index, event.tailIds);
+  const covered = coveredBefore(indexEntries(ctx.index), event.tailIds);
   return finish(rebase(ctx, event.boundary, event.tailIds), current(ctx).compactOutcome, covered, true, emit);
 };
 

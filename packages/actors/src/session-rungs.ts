@@ -1,4 +1,5 @@
-import type { Failure } from './session-events.ts';
+import { appendToIndex } from './index-list.ts';
+import type { Failure, IndexedMessage } from './session-events.ts';
 import type { RunningWriter, SessionContext } from './session-context.ts';
 import type { Events, SessionStep } from './session-step.ts';
 import { canStartWriter } from './writer-request.ts';
@@ -17,13 +18,8 @@ interface Reached {
 
 const NONE: Reached = { rungs: [], viaGate: false };
 
-/** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */
-export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, event) => {
-  const main = event.messages.filter((m) => m.main);
-  const index = [
-    ...ctx.index,
-    ...main.map(({ id, role, tokens, textual, finished, toolCallIds }) => ({ id, role, tokens, textual, finished, toolCallIds })),
-  ];
+/** The usage after the appended messages: the newest finished main-slice assistant message with usage sets it. */
+function usageAfter(ctx: SessionContext, main: readonly IndexedMessage[]): Pick<SessionContext, 'tokens' | 'usageRecovered'> {
   let tokens = ctx.tokens;
   let usageRecovered = ctx.usageRecovered;
   for (const m of main) {
@@ -32,6 +28,17 @@ export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, eve
       usageRecovered = false;
     }
   }
+  return { tokens, usageRecovered };
+}
+
+/** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */
+export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, event) => {
+  const main = event.messages.filter((m) => m.main);
+  const index = appendToIndex(
+    ctx.index,
+    main.map(({ id, role, tokens, textual, finished, toolCallIds }) => ({ id, role, tokens, textual, finished, toolCallIds })),
+  );
+  const { tokens, usageRecovered } = usageAfter(ctx, main);
   return { ...ctx, index, tokens, usageRecovered };
 };
 
@@ -55,20 +62,23 @@ function dueRungs(ctx: SessionContext): Reached {
 
 const indexed = (ctx: SessionContext, event: Events<'messages.appended'>): SessionContext => indexMessages(ctx, event, () => {}, undefined);
 
+/** Rungs due after the appended messages. Rungs depend on the usage only: the index is left as it is. */
+const dueAfter = (ctx: SessionContext, event: Events<'messages.appended'>): Reached =>
+  dueRungs({ ...ctx, ...usageAfter(ctx, event.messages.filter((m) => m.main)) });
+
 /** Guard: the appended messages make at least one rung fire. */
 export function reachesRung(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
-  return dueRungs(indexed(ctx, event)).rungs.length > 0;
+  return dueAfter(ctx, event).rungs.length > 0;
 }
 
 /** Guard: several rungs fire at once (the first starts a writer, the rest collapse into one queued request). */
 export function reachesSeveralRungs(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
-  return dueRungs(indexed(ctx, event)).rungs.length > 1;
+  return dueAfter(ctx, event).rungs.length > 1;
 }
 
-/** Guard: a rung fires and the writer it asks for can start. */
+/** Guard: a rung fires and the writer it asks for can start (with the messages indexed). */
 export function canStartRungWriter(ctx: SessionContext, event: Events<'messages.appended'>): boolean {
-  const next = indexed(ctx, event);
-  return dueRungs(next).rungs.length > 0 && canStartWriter(next);
+  return dueAfter(ctx, event).rungs.length > 0 && canStartWriter(indexed(ctx, event));
 }
 
 /** The rung a threshold writer starts for: the lowest one firing now. */

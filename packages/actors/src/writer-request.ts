@@ -1,5 +1,6 @@
 import type { WriterMode } from '@baton/protocol';
 import { computeBoundaryIndex, deltaStartIndex } from './boundary.ts';
+import { indexEntries } from './index-list.ts';
 import type { SessionContext } from './session-context.ts';
 
 /** What a request for a writer does in the current context: start one, queue behind the running one, or nothing. */
@@ -21,15 +22,16 @@ export function claimWriterSlot(ctx: SessionContext): SlotClaim {
   if (ctx.draining) return { result: 'skipped', reason: 'the daemon is draining' };
   if (ctx.writer !== null) return { result: 'queued' };
   if (ctx.index.length === 0) return { result: 'skipped', reason: 'main slice is empty' };
-  const b = computeBoundaryIndex(ctx.index, input.tail);
-  const boundary = b >= 0 ? ctx.index[b] : undefined;
+  const index = indexEntries(ctx.index);
+  const b = computeBoundaryIndex(index, input.tail);
+  const boundary = b >= 0 ? index[b] : undefined;
   if (boundary === undefined) return { result: 'skipped', reason: 'no boundary keeps tool calls with their results' };
   let deltaFrom: string | null = null;
   if (!input.fork) {
-    const start = deltaStartIndex(ctx.index, ctx.watermark);
-    const wIdx = ctx.watermark === null ? -1 : ctx.index.findIndex((m) => m.id === ctx.watermark);
+    const start = deltaStartIndex(index, ctx.watermark);
+    const wIdx = ctx.watermark === null ? -1 : index.findIndex((m) => m.id === ctx.watermark);
     if (start > b || (wIdx >= b && wIdx >= 0)) return { result: 'skipped', reason: 'nothing new since the watermark' };
-    deltaFrom = ctx.index[start]?.id ?? null;
+    deltaFrom = index[start]?.id ?? null;
   }
   return { result: 'started', writerId: `${input.sessionId}-w${ctx.writerSeq + 1}`, boundary: boundary.id, mode: input.fork ? 'fork' : 'delta', deltaFrom };
 }

@@ -2,6 +2,7 @@ import {
   FailureSchema,
   MessageIndexEntrySchema,
   SessionEventSchema,
+  isIndexList,
   type SessionContext,
   type SessionEffect,
   type SessionEvent,
@@ -50,7 +51,7 @@ export const SessionSnapshotSchema = z.object({
   for: z.number().int().nonnegative(),
   state: z.object({
     value: z.unknown(),
-    context: z.custom<SessionContext>((v) => isObject(v) && Array.isArray((v as { index?: unknown }).index), { message: 'expected a session context' }),
+    context: z.custom<SessionContext>((v) => isObject(v) && isIndexList((v as { index?: unknown }).index), { message: 'expected a session context' }),
   }),
   host: z.object({
     inserted: z.array(MessageSchema),

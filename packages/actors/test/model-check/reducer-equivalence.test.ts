@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldEvent, foldStart } from '../../src/fold.ts';
-import { slotOf, type SessionContext } from '../../src/session-context.ts';
+import { INDEX_CHUNK } from '../../src/index-list.ts';
+import { slotOf } from '../../src/session-context.ts';
 import type { SessionEffect } from '../../src/session-effects.ts';
 import type { SessionEvent, SessionInput } from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
@@ -10,6 +11,7 @@ import type { WriterEffect } from '../../src/writer-effects.ts';
 import type { WriterEvent, WriterInput } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
 import { Checks } from './graph-harness.ts';
+import { oracleContext, type SessionContext as OracleSessionContext } from './oracle/session-context.ts';
 import { planSessionEvent } from './oracle/session-plan.ts';
 import {
   initialWriterContext,
@@ -19,6 +21,8 @@ import {
 import {
   FULL_GEN,
   MODEL_INPUT,
+  USAGES,
+  appendEvent,
   checkSessionState,
   sessionEvents,
   sessionNoise,
@@ -43,6 +47,9 @@ import {
 
 const SESSION_RUNS = 500;
 const WRITER_RUNS = 300;
+/** Long session runs: hundreds of appends, so the machine's index list spans several chunks. */
+const LONG_RUNS = 10;
+const REBUILD_CHAIN = /^(rebuild:|rendered:(ok|failed)$|compacted$|timer:current$|settle:(success|failure:transient)$)/;
 
 /** Same data: deep strict equality (an `undefined` key is not an absent one) and the same key order. */
 function same(a: unknown, b: unknown): boolean {
@@ -73,7 +80,8 @@ describe('machines equal the reducer they replaced', () => {
       fc.property(fc.array(stepArb, { minLength: 50, maxLength: 150 }), sessionInputArb, fc.boolean(), (plan, input, closedInput) => {
         const gen = { ...FULL_GEN, closedInput };
         let snapshot: SessionSnapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
-        let oracle: SessionContext = snapshot.context;
+        // The oracle keeps the index as one array: the machine's context is compared with its index flattened.
+        let oracle: OracleSessionContext = oracleContext(snapshot.context);
         const trail: string[] = [];
         let last: SessionEvent | null = null;
         for (const [kind, pick] of plan) {
@@ -91,7 +99,8 @@ describe('machines equal the reducer they replaced', () => {
           const next = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, snapshot, event);
           const expected = planSessionEvent(oracle, event);
           check.that(same(next.effects, expected.effects), `effects differ from the oracle's\n  machine: ${JSON.stringify(next.effects)}\n  oracle:  ${JSON.stringify(expected.effects)}`);
-          check.that(same(next.snapshot.context, expected.context), `context differs from the oracle's\n  machine: ${JSON.stringify(next.snapshot.context)}\n  oracle:  ${JSON.stringify(expected.context)}`);
+          const machine = oracleContext(next.snapshot.context);
+          check.that(same(machine, expected.context), `context differs from the oracle's\n  machine: ${JSON.stringify(machine)}\n  oracle:  ${JSON.stringify(expected.context)}`);
           if (!closedInput) checkSessionState(next.snapshot, check);
           else {
             // Input to a closed session (which the runtime refuses) can start a writer there, and a close then makes the
@@ -114,6 +123,53 @@ describe('machines equal the reducer they replaced', () => {
     );
     console.log(`reducer equivalence (session): ${SESSION_RUNS} runs, ${steps} events (${closedAndClosing} closed and closing), ${effects} effects, ${check.count} checks`);
     expect(steps).toBeGreaterThanOrEqual(SESSION_RUNS * 50);
+  });
+
+  it(`session machine: ${LONG_RUNS} long runs whose index spans several chunks give the oracle's context and effects at every step`, { timeout: 120_000 }, () => {
+    // Mostly appends, so the index grows past several chunks; now and then any offered event (writers, rebuilds that
+    // re-base a long index, drains, closes) or noise.
+    let steps = 0;
+    let longest = 0;
+    let longRebases = 0;
+    const check = new Checks();
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 600, maxLength: 900 }), sessionInputArb, (plan, input) => {
+        let snapshot: SessionSnapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
+        let oracle: OracleSessionContext = oracleContext(snapshot.context);
+        const trail: string[] = [];
+        for (const [kind, pick] of plan) {
+          const c = snapshot.context;
+          let event: SessionEvent;
+          if (kind <= 6 && !c.closed) event = appendEvent(c, USAGES[pick % USAGES.length] as number, pick % 7 !== 0);
+          else if (kind <= 8) {
+            // Once the index spans more than two chunks, kind 8 favours what carries a rebuild through (requests,
+            // settlements, timers, results), so long indexes get re-based.
+            const offered = sessionEvents(snapshot, FULL_GEN);
+            const rebuilding = offered.filter((l) => REBUILD_CHAIN.test(l.label));
+            const from = kind === 8 && c.index.length > 2 * INDEX_CHUNK && rebuilding.length > 0 ? rebuilding : offered;
+            event = (from[pick % from.length] as (typeof from)[number]).event;
+          } else event = sessionNoise(snapshot, pick);
+          trail.push(event.type);
+          check.where = `session (long): ${trail.slice(-30).join(' → ')}`;
+          const next = foldEvent<typeof sessionMachine, SessionEffect>(sessionMachine, snapshot, event);
+          const expected = planSessionEvent(oracle, event);
+          check.that(same(next.effects, expected.effects), `effects differ from the oracle's\n  machine: ${JSON.stringify(next.effects)}\n  oracle:  ${JSON.stringify(expected.effects)}`);
+          const machine = oracleContext(next.snapshot.context);
+          check.that(same(machine, expected.context), `context differs from the oracle's\n  machine: ${JSON.stringify(machine)}\n  oracle:  ${JSON.stringify(expected.context)}`);
+          checkSessionState(next.snapshot, check);
+          const after = next.snapshot.context.index;
+          longest = Math.max(longest, after.length);
+          if (c.index.length > INDEX_CHUNK && after.length < c.index.length) longRebases++;
+          snapshot = next.snapshot;
+          oracle = expected.context;
+          steps++;
+        }
+      }),
+      { numRuns: LONG_RUNS },
+    );
+    console.log(`reducer equivalence (session, long): ${LONG_RUNS} runs, ${steps} events, index up to ${longest} entries, ${longRebases} re-bases of a multi-chunk index, ${check.count} checks`);
+    expect(longest).toBeGreaterThan(2 * INDEX_CHUNK);
+    expect(longRebases).toBeGreaterThan(0);
   });
 
   it(`writer machine: ${WRITER_RUNS} runs of 100–200 events give the oracle's context and effects at every step`, { timeout: 60_000 }, () => {

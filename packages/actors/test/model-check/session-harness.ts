@@ -4,6 +4,7 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import { computeBoundaryIndex, deltaStartIndex } from '../../src/boundary.ts';
+import { indexEntries, indexIds } from '../../src/index-list.ts';
 import { slotOf, type SessionContext } from '../../src/session-context.ts';
 import type { SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
 import type { FailureKind, WriterOutcome } from '@baton/protocol';
@@ -106,7 +107,7 @@ function maxNum(ctx: SessionContext): number {
     const m = id == null ? null : /(\d+)$/.exec(id);
     if (m) max = Math.max(max, Number(m[1]));
   };
-  for (const m of ctx.index) see(m.id);
+  for (const id of indexIds(ctx.index)) see(id);
   see(ctx.watermark);
   see(ctx.writer?.boundary);
   return max;
@@ -134,13 +135,15 @@ function boundaryEntry(ctx: SessionContext): { id: string; role: 'user'; tokens:
 
 /** The preserved tail of a render: main-slice messages after the stored watermark. */
 function tailAfterWatermark(ctx: SessionContext): string[] {
-  const i = ctx.index.findIndex((m) => m.id === ctx.watermark);
-  return ctx.index.slice(i + 1).filter((m) => !m.id.startsWith('b')).map((m) => m.id);
+  const index = indexEntries(ctx.index);
+  const i = index.findIndex((m) => m.id === ctx.watermark);
+  return index.slice(i + 1).filter((m) => !m.id.startsWith('b')).map((m) => m.id);
 }
 
 function tailAfterCompaction(ctx: SessionContext): string[] {
-  const b = computeBoundaryIndex(ctx.index, ctx.input.tail);
-  return ctx.index.slice(b + 1).map((m) => m.id);
+  const index = indexEntries(ctx.index);
+  const b = computeBoundaryIndex(index, ctx.input.tail);
+  return index.slice(b + 1).map((m) => m.id);
 }
 
 const currentTimer = (ctx: SessionContext) => `${ctx.input.sessionId}-rebuild${ctx.rebuildSeq}-wait`;
@@ -251,9 +254,10 @@ function abstract(snapshot: SessionSnapshot): string {
 
 /** Delta mode: whether a writer would find nothing new since the watermark (a decision input the index hides). */
 function deltaIsEmpty(c: SessionContext): boolean {
-  const b = computeBoundaryIndex(c.index, c.input.tail);
-  const start = deltaStartIndex(c.index, c.watermark);
-  const w = c.watermark === null ? -1 : c.index.findIndex((m) => m.id === c.watermark);
+  const index = indexEntries(c.index);
+  const b = computeBoundaryIndex(index, c.input.tail);
+  const start = deltaStartIndex(index, c.watermark);
+  const w = c.watermark === null ? -1 : index.findIndex((m) => m.id === c.watermark);
   return start > b || (w >= b && w >= 0);
 }
 
@@ -353,7 +357,7 @@ export class SessionMonitor {
       check.that(!this.started.has(s.writerId), `writer ${s.writerId} started twice`);
       check.that(prev.writer === null || isSettledFor(event, prev.writer.writerId), 'a writer started while another one runs');
       check.that(next.writer?.writerId === s.writerId && next.writer.boundary === s.boundary, 'the slot was not claimed by the started writer');
-      check.that(next.index.some((m) => m.id === s.boundary), 'the boundary is not a message of the main slice');
+      check.that(indexIds(next.index).includes(s.boundary), 'the boundary is not a message of the main slice');
       check.that(!this.draining, 'a writer started after a drain and before the session resumed');
       check.that(s.watermark === next.watermark, 'writer.start carries a watermark other than the stored one');
       this.started.set(s.writerId, s.boundary);

@@ -4,6 +4,7 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import { foldEvent, foldStart } from '../../src/fold.ts';
+import { indexEntries } from '../../src/index-list.ts';
 import type { SessionContext } from '../../src/session-context.ts';
 import type { WriterOutcome } from '@baton/protocol';
 import type { SessionPublication, SessionEffect, WriterStartEffect } from '../../src/session-effects.ts';
@@ -121,8 +122,9 @@ export class SessionDriver {
   rendered(ok: boolean, tailIds?: string[]): SessionEffect[] {
     const rb = this.ctx.rebuild;
     if (rb === null) throw new Error('no rebuild in progress');
-    const w = this.ctx.index.findIndex((m) => m.id === this.ctx.watermark);
-    const tail = tailIds ?? this.ctx.index.slice(w + 1).map((m) => m.id);
+    const index = indexEntries(this.ctx.index);
+    const w = index.findIndex((m) => m.id === this.ctx.watermark);
+    const tail = tailIds ?? index.slice(w + 1).map((m) => m.id);
     const event: SessionEvent = ok
       ? { type: 'rebuild.rendered', requestId: rb.requestId, ok, boundary: this.marker('marker'), tailIds: tail }
       : { type: 'rebuild.rendered', requestId: rb.requestId, ok, reason: 'nothing to render', tailIds: [] };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { indexEntries, indexIds } from '../../src/index-list.ts';
 import {
   adjustForToolPairs,
   computeBoundaryIndex,
@@ -47,13 +48,14 @@ describe('rebuild scenarios', () => {
     expect(isOverflow(s.ctx)).toBe(true);
     const effects = s.rebuild({ checkpointExists: true });
     expect(effects).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: w }]);
-    const tail = s.ctx.index.slice(s.ctx.index.findIndex((m) => m.id === w) + 1).map((m) => m.id);
+    const entries = indexEntries(s.ctx.index);
+    const tail = entries.slice(entries.findIndex((m) => m.id === w) + 1).map((m) => m.id);
     const done = s.rendered(true, tail);
     expect(rebuildReplies(done)).toEqual([{ kind: 'rebuild.reply', requestId: expect.any(String) as unknown, outcome: 'rebuilt', coveredUpTo: w, statusText: REBUILD_STATUS.rebuilt, withContext: true }]);
     expect(published(done, 'rebuild.completed')).toEqual([{ type: 'rebuild.completed', outcome: 'rebuilt', covered_up_to: w }]);
     // The watermark message itself is covered by the checkpoint: the context is the marker, then what follows W.
-    expect(s.ctx.index.map((m) => m.id)).toEqual([expect.stringMatching(/^marker/), ...tail]);
-    expect(s.ctx.index.map((m) => m.id)).not.toContain(w);
+    expect(indexIds(s.ctx.index)).toEqual([expect.stringMatching(/^marker/), ...tail]);
+    expect(indexIds(s.ctx.index)).not.toContain(w);
     expect(s.ctx.crossed).toEqual([]);
     expect(s.ctx.recoveryGate).toBeNull();
     expect(s.ctx.watermark).toBe(w);
@@ -92,8 +94,9 @@ describe('rebuild scenarios', () => {
     const s = new SessionDriver({ ...BASE_INPUT, tail: { minTokens: 1, maxTokens: 25, minTextMessages: 1 } });
     s.append(s.user(), s.assistant(null, { toolCallIds: ['k1'], finished: false }), s.tool('k1'), s.assistant(5_000));
     const [start] = starts(s.checkpoint().effects);
-    const idx = s.ctx.index.findIndex((x) => x.id === start?.boundary);
-    expect(s.ctx.index.slice(idx + 1).some((x) => x.role === 'tool' && x.toolCallIds.includes('k1'))).toBe(false);
+    const entries = indexEntries(s.ctx.index);
+    const idx = entries.findIndex((x) => x.id === start?.boundary);
+    expect(entries.slice(idx + 1).some((x) => x.role === 'tool' && x.toolCallIds.includes('k1'))).toBe(false);
   });
 
   describe('scenario 35: template only — write first', () => {
@@ -211,7 +214,7 @@ describe('rebuild scenarios', () => {
     const next = s.append(s.user());
     expect(next).toEqual([]);
     expect(isOverflow(s.ctx)).toBe(false);
-    expect(s.ctx.index.filter((m) => m.id.startsWith('marker'))).toHaveLength(1);
+    expect(indexEntries(s.ctx.index).filter((m) => m.id.startsWith('marker'))).toHaveLength(1);
     expect(starts(s.effects)).toHaveLength(2);
     // A newer finished assistant reports usage again: the re-armed ladder fires from the bottom.
     const fresh = s.append(s.assistant(25_000));
@@ -223,14 +226,14 @@ describe('rebuild scenarios', () => {
     s.rebuild({ checkpointExists: true });
     s.rendered(true);
     const w = s.ctx.watermark;
-    expect(s.ctx.index.map((m) => m.id)).not.toContain(w);
+    expect(indexIds(s.ctx.index)).not.toContain(w);
     // A second overflow before a newer writer succeeded: the re-armed rung started one, it is still running.
     s.turn(100_000);
     expect(s.ctx.writer).not.toBeNull();
     const [timer] = timerStarts(s.rebuild({ checkpointExists: true }));
     expect(timer?.ms).toBe(30_000);
     expect(s.fire(timer?.timerId ?? '')).toEqual([{ kind: 'rebuild.render', requestId: expect.any(String) as unknown, watermark: w }]);
-    s.rendered(true, s.ctx.index.map((m) => m.id));
+    s.rendered(true, indexIds(s.ctx.index));
     expect(rebuildReplies(s.log.at(-1)?.effects ?? [])[0]).toMatchObject({ outcome: 'rebuilt', coveredUpTo: w });
   });
 
@@ -250,6 +253,6 @@ describe('rebuild scenarios', () => {
     const done = s.rendered(true);
     expect(rebuildReplies(s.effects).filter((r) => r.requestId !== 'second')).toEqual([expect.objectContaining({ outcome: 'rebuilt', withContext: true })]);
     expect(statuses(done)).toEqual(['']);
-    expect(s.ctx.index.filter((m) => m.id.startsWith('marker'))).toHaveLength(1);
+    expect(indexEntries(s.ctx.index).filter((m) => m.id.startsWith('marker'))).toHaveLength(1);
   });
 });

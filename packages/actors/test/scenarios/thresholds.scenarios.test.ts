@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { indexEntries } from '../../src/index-list.ts';
 import { isOverflow } from '../../src/session-context.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import { CHECKPOINT_RESERVED, ThresholdError, defaultLadderPercents, resolveThresholds } from '../../src/thresholds.ts';
@@ -103,7 +104,7 @@ describe('thresholds scenarios', () => {
     const effects = sub.turn(50_000, false);
     expect(effects).toEqual([]);
     expect(sub.ctx.tokens).toBe(0);
-    expect(sub.ctx.index).toEqual([]);
+    expect(indexEntries(sub.ctx.index)).toEqual([]);
     const main = new SessionDriver();
     expect(starts(main.turn(50_000))).toHaveLength(1);
     // Mixed batch: only the main-slice usage counts.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { indexEntries } from '../../src/index-list.ts';
 import { deltaStartIndex, type MessageIndexEntry } from '../../src/boundary.ts';
 import {
   BASE_INPUT,
@@ -81,7 +82,7 @@ describe('writer slot and settlement scenarios', () => {
       expect(s.value.slot).toBe('runningPending');
       // The conversation grows after #3; the drained writer covers it as it is at settlement.
       s.turn(8_000);
-      const newest = s.ctx.index.at(-2)?.id;
+      const newest = indexEntries(s.ctx.index).at(-2)?.id;
       const settled = outcome === 'success' ? s.settle('success') : s.settle('failure', FAILURES.auth);
       const next = starts(settled);
       expect(next).toHaveLength(1);

@@ -7,7 +7,8 @@
 /* eslint-disable @typescript-eslint/switch-exhaustiveness-check -- frozen as written, before the rule existed */
 import type { Failure, SessionEvent } from '../../../src/session-events.ts';
 import type { SessionEffect } from '../../../src/session-effects.ts';
-import type { LastOutcome, RunningWriter, SessionContext } from '../../../src/session-context.ts';
+import type { LastOutcome, RunningWriter } from '../../../src/session-context.ts';
+import type { SessionContext } from './session-context.ts';
 import { requestWriter } from './writer-request.ts';
 import { onRebuildEvent, rebuildAfterSettle } from './session-rebuild.ts';
 

@@ -6,7 +6,8 @@
  */
 /* eslint-disable @typescript-eslint/switch-exhaustiveness-check -- frozen as written, before the rule existed */
 import { computeBoundaryIndex, type MessageIndexEntry } from '../../../src/boundary.ts';
-import type { RebuildInProgress, SessionContext } from '../../../src/session-context.ts';
+import type { RebuildInProgress } from '../../../src/session-context.ts';
+import type { SessionContext } from './session-context.ts';
 import type { RebuildOutcome } from '@baton/protocol';
 import type { SessionEffect } from '../../../src/session-effects.ts';
 import type { SessionEvent } from '../../../src/session-events.ts';

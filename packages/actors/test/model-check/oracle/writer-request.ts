@@ -5,7 +5,7 @@
  * equal contexts and equal effects in the same order. Never edit it to make a test pass.
  */
 import { computeBoundaryIndex, deltaStartIndex } from '../../../src/boundary.ts';
-import type { SessionContext } from '../../../src/session-context.ts';
+import type { SessionContext } from './session-context.ts';
 import type { WriterTrigger } from '@baton/protocol';
 import type { SessionEffect } from '../../../src/session-effects.ts';
 
