@@ -3,6 +3,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { processIo, type CliIo } from './cli-io.ts';
 import { runDaemon } from './commands/daemon-command.ts';
 import { runDemo } from './commands/demo-command.ts';
+import { runGateway } from './commands/gateway-command.ts';
+import { runUp } from './commands/up-command.ts';
 import { runMemoryDiff, runMemoryLog, runMemoryRestore } from './commands/memory-command.ts';
 import { runReplay } from './commands/replay-command.ts';
 import { runSessions, runStatus } from './commands/runtime-command.ts';
@@ -12,6 +14,7 @@ const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_DATA_DIR = './.baton';
 const DEFAULT_POOL_SIZE = 2;
 const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
+const DEFAULT_GATEWAY_PORT = 8787;
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -104,6 +107,67 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
   const natsOption = (): Option =>
     new Option('--nats <url>', 'NATS server URL').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrl);
   const runtimeExits = '\nExit codes: 0 ok, 1 the daemon refused the request, 2 no NATS server or no daemon answering on the prefix.';
+
+  const gatewayOptions = (command: Command): Command =>
+    command
+      .option('--host <host>', 'address the gateway listens on', '127.0.0.1')
+      .addOption(new Option('--port <n>', 'port the gateway listens on (0: any free port)').default(DEFAULT_GATEWAY_PORT).argParser((v) => (v === '0' ? 0 : positiveInt(v))))
+      .option('--project <id>', 'project the sessions belong to (a request may say otherwise in x-baton-project)', 'default')
+      .addOption(new Option('--context-window <tokens>', 'context window of models the gateway does not know').argParser(positiveInt))
+      .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'));
+
+  gatewayOptions(
+    program
+      .command('gateway')
+      .description('an OpenAI-compatible gateway: agents point their base URL at it; requests go to --upstream, conversations are recorded in the daemon over NATS')
+      .requiredOption('--upstream <url>', "the provider's base URL, e.g. https://api.openai.com/v1")
+      .addOption(natsOption())
+      .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix)),
+  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
+    setExit(
+      await runGateway(
+        {
+          upstream: o.upstream,
+          nats: o.nats,
+          host: o.host,
+          port: o.port,
+          project: o.project,
+          logLevel: o.logLevel,
+          ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+          ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+        },
+        io,
+      ),
+    );
+  });
+
+  gatewayOptions(
+    program
+      .command('up')
+      .description('daemon and gateway in one process (no NATS needed): prints the base URL to give an agent (writers use OPENAI_BASE_URL / OPENAI_API_KEY)')
+      .addOption(dataDirOption())
+      .option('--upstream <url>', "the provider agents talk to (default: OPENAI_BASE_URL)")
+      .addOption(new Option('--nats <url>', 'also serve the daemon on this NATS server').argParser(natsUrl))
+      .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt)),
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
+    setExit(
+      await runUp(
+        {
+          dataDir: o.dataDir,
+          host: o.host,
+          port: o.port,
+          poolSize: o.poolSize,
+          project: o.project,
+          logLevel: o.logLevel,
+          ...(o.upstream !== undefined ? { upstream: o.upstream } : {}),
+          ...(o.nats !== undefined ? { nats: o.nats } : {}),
+          ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+        },
+        env,
+        io,
+      ),
+    );
+  });
 
   program
     .command('status')

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { BatonDaemon, LmdbEventLog, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
+import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
@@ -21,28 +22,6 @@ export interface DaemonCommandOptions {
   readonly residency?: Partial<Residency>;
   /** JSON configuration file: budgets, rebuild caps, tail policy. */
   readonly config?: string;
-}
-
-const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
-
-function message(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
-}
-
-/** `received` resolves on the first SIGTERM/SIGINT; the handlers are removed then, or by `dispose()`. */
-function shutdownSignal(): { received: Promise<string>; dispose(): void } {
-  let on: (signal: string) => void = () => {};
-  const dispose = (): void => {
-    for (const s of SHUTDOWN_SIGNALS) process.off(s, on);
-  };
-  const received = new Promise<string>((resolveSignal) => {
-    on = (signal) => {
-      dispose();
-      resolveSignal(signal);
-    };
-  });
-  for (const s of SHUTDOWN_SIGNALS) process.on(s, on);
-  return { received, dispose };
 }
 
 /**

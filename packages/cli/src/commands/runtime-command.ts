@@ -1,6 +1,7 @@
 import { BatonClient, BatonRequestError, NatsTransport, TransportError } from '@baton/client';
 import { DEFAULT_SESSIONS_PAGE, type RuntimeSession } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
+import { errorLine as message } from '../shutdown-signal.ts';
 import { sessionsTable, statusBlock } from '../format/runtime-format.ts';
 
 export interface RuntimeCommandOptions {
@@ -20,10 +21,6 @@ export interface SessionsOptions extends RuntimeCommandOptions {
 
 /** Exit codes of `baton status` and `baton sessions`. */
 export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
-
-function message(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
-}
 
 /**
  * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on

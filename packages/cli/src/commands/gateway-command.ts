@@ -1,0 +1,66 @@
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonGateway } from '@baton/gateway';
+import type { CliIo } from '../cli-io.ts';
+import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
+
+export interface GatewayCommandOptions {
+  readonly upstream: string;
+  readonly nats: string;
+  readonly prefix?: string;
+  readonly host: string;
+  readonly port: number;
+  readonly project: string;
+  readonly contextWindow?: number;
+  readonly logLevel: LogLevel;
+}
+
+/** How to point an agent at a running gateway. */
+export function agentHint(baseURL: string): string[] {
+  const named = baseURL.replace(/\/v1$/, '/s/<session>/v1');
+  return [
+    `OpenAI-compatible base URL: ${baseURL}`,
+    `  name a session in it to keep one conversation per session: ${named}`,
+    '  the agent keeps its own API key; requests go to the upstream with it',
+  ];
+}
+
+/**
+ * `baton gateway`: an HTTP server agents use as their model base URL, forwarding to `--upstream` and recording their
+ * conversations in the daemon reached over NATS. Runs until SIGTERM/SIGINT.
+ */
+export async function runGateway(options: GatewayCommandOptions, io: CliIo): Promise<number> {
+  const logger = createStderrLogger(options.logLevel);
+  const signal = shutdownSignal();
+  let transport: NatsTransport;
+  try {
+    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-gateway-${process.pid}` });
+  } catch (err) {
+    io.err(`baton gateway: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
+    signal.dispose();
+    return 1;
+  }
+  let gateway: BatonGateway;
+  try {
+    gateway = await BatonGateway.start({
+      upstream: options.upstream,
+      client: new BatonClient(transport, { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) }),
+      host: options.host,
+      port: options.port,
+      projectId: options.project,
+      ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      logger: daemonLoggerOf(logger),
+    });
+  } catch (err) {
+    io.err(`baton gateway: cannot listen on ${options.host}:${options.port}: ${errorLine(err)}`);
+    await transport.close();
+    signal.dispose();
+    return 1;
+  }
+  logger.info({ upstream: options.upstream, nats: options.nats, baseURL: gateway.baseURL }, 'gateway started');
+  for (const line of agentHint(gateway.baseURL)) io.out(line);
+  await signal.received;
+  await gateway.close();
+  await transport.close();
+  return 0;
+}

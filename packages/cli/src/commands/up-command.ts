@@ -1,0 +1,102 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
+import { BatonGateway } from '@baton/gateway';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import type { CliIo } from '../cli-io.ts';
+import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
+import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
+import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
+import { agentHint } from './gateway-command.ts';
+
+export interface UpCommandOptions {
+  readonly dataDir: string;
+  /** Serve the daemon on this NATS server too; without it everything stays in this process. */
+  readonly nats?: string;
+  /** The provider agents talk to; default `OPENAI_BASE_URL`. */
+  readonly upstream?: string;
+  readonly host: string;
+  readonly port: number;
+  readonly poolSize: number;
+  readonly project: string;
+  readonly contextWindow?: number;
+  readonly logLevel: LogLevel;
+}
+
+/**
+ * `baton up`: the daemon and the gateway in one process — an in-process transport (or `--nats`), the event log and
+ * memory in `--data-dir` — and the base URL to give an agent. Runs until SIGTERM/SIGINT.
+ */
+export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
+  let model;
+  try {
+    model = modelEndpointFromEnv(env, undefined);
+  } catch (err) {
+    if (!(err instanceof EnvError)) throw err;
+    io.err(`baton up: ${err.message} (writers call it; the gateway forwards agents to --upstream, default the same URL)`);
+    return 1;
+  }
+  const upstream = options.upstream ?? model.baseURL;
+  const logger = createStderrLogger(options.logLevel);
+  const signal = shutdownSignal();
+  const dataDir = resolve(options.dataDir);
+  let daemonTransport: Transport;
+  let clientTransport: Transport;
+  if (options.nats === undefined) {
+    const bus = new MemoryBus();
+    daemonTransport = bus.connect();
+    clientTransport = bus.connect();
+  } else {
+    try {
+      daemonTransport = await NatsTransport.connect({ servers: options.nats, name: `baton-up-${process.pid}` });
+      clientTransport = await NatsTransport.connect({ servers: options.nats, name: `baton-up-gateway-${process.pid}` });
+    } catch (err) {
+      io.err(`baton up: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
+      signal.dispose();
+      return 1;
+    }
+  }
+  mkdirSync(join(dataDir, 'events'), { recursive: true });
+  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+  const daemon = BatonDaemon.start({
+    transport: daemonTransport,
+    log,
+    dataDir,
+    poolSize: options.poolSize,
+    model,
+    checkpointDisabled: checkpointDisabledFromEnv(env),
+    logger: daemonLoggerOf(logger),
+  });
+  writeDaemonPid(dataDir);
+  let gateway: BatonGateway;
+  try {
+    await daemon.ready();
+    gateway = await BatonGateway.start({
+      upstream,
+      client: new BatonClient(clientTransport),
+      host: options.host,
+      port: options.port,
+      projectId: options.project,
+      ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      logger: daemonLoggerOf(logger),
+    });
+  } catch (err) {
+    io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
+    await daemon.stop();
+    await log.close();
+    removeDaemonPid(dataDir);
+    signal.dispose();
+    return 1;
+  }
+  io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
+  for (const line of agentHint(gateway.baseURL)) io.out(line);
+  await signal.received;
+  await gateway.close();
+  await daemon.stop();
+  await clientTransport.close();
+  await daemonTransport.close();
+  await log.close();
+  removeDaemonPid(dataDir);
+  return 0;
+}

@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LmdbEventLog } from '@baton/runtime';
+import { startLoopbackModel, type LoopbackModel } from '@baton/testing';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv, completion, spawnBaton } from './helpers/run-baton.ts';
+
+const TOOLS = [{ type: 'function' as const, function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+
+describe('baton up', () => {
+  let model: LoopbackModel;
+  let dataDir: string;
+  beforeAll(async () => {
+    model = await startLoopbackModel({ mode: 'scripted' });
+    dataDir = await mkdtemp(join(tmpdir(), 'baton-up-'));
+  });
+  afterAll(async () => {
+    await model.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs daemon and gateway in one process, prints the base URL, records a conversation and stops on SIGTERM', async () => {
+    const child = spawnBaton(['up', '--data-dir', dataDir, '--port', '0', '--log-level', 'warn'], childEnv({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'writer-key' }));
+    const done = completion(child);
+    const baseURL = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /base URL: (http:\/\/\S+\/v1)/.exec(out);
+        if (m?.[1] !== undefined) resolve(m[1]);
+      });
+      child.once('exit', () => reject(new Error(`baton up exited: ${out}`)));
+    });
+    const agent = new OpenAI({ baseURL: baseURL.replace(/\/v1$/, '/s/up-test/v1'), apiKey: 'agent-key', maxRetries: 0 });
+    model.script({ reply: { content: 'Hello from the model.' } });
+    const reply = await agent.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'hi' }], tools: TOOLS });
+    expect(reply.choices[0]?.message.content).toBe('Hello from the model.');
+    // The agent's own key went upstream, not the writers' key.
+    expect(model.requests.at(-1)?.headers.authorization).toBe('Bearer agent-key');
+    child.kill('SIGTERM');
+    const run = await done;
+    expect(run.code).toBe(0);
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    try {
+      const records = [...log.read('session/up-test')].map((r) => r.type);
+      expect(records[0]).toBe('session.opened');
+      expect(records).toContain('messages.appended');
+    } finally {
+      await log.close();
+    }
+  }, 60_000);
+
+  it('refuses to start without a model endpoint for the writers, naming the variable', async () => {
+    const run = await completion(spawnBaton(['up', '--data-dir', dataDir, '--port', '0'], childEnv()));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/OPENAI_BASE_URL/);
+  });
+});
