@@ -128,3 +128,26 @@ export function isUsageOnlyChunk(data: string): boolean {
     return false;
   }
 }
+
+/**
+ * End (exclusive) of the first complete SSE event of `bytes` at or after `from` (the blank line that ends it, LF or
+ * CRLF), or -1 when the event is not complete yet. Works on bytes so an event is relayed exactly as it arrived.
+ */
+export function sseEventEnd(bytes: Buffer, from: number): number {
+  const lf = bytes.indexOf('\n\n', from);
+  const crlf = bytes.indexOf('\r\n\r\n', from);
+  if (lf < 0) return crlf < 0 ? -1 : crlf + 4;
+  return crlf < 0 || lf < crlf ? lf + 2 : crlf + 4;
+}
+
+/** Whether one complete SSE event (its bytes) is the usage-only chunk: its `data` lines hold one. */
+export function isUsageOnlyEvent(event: Buffer): boolean {
+  const data = event
+    .toString('utf8')
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5))
+    .join('\n')
+    .trim();
+  return isUsageOnlyChunk(data);
+}

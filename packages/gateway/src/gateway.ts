@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import { Mailbox, type BatonClient } from '@baton/client';
 import type { Dispatcher } from 'undici';
-import { StreamedReply, isUsageOnlyChunk, replyOfCompletion, type ChatReply } from './chat-reply.ts';
+import { StreamedReply, isUsageOnlyEvent, replyOfCompletion, sseEventEnd, type ChatReply } from './chat-reply.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { setMember } from './json-splice.ts';
 import { contextWindowOf } from './model-table.ts';
@@ -199,29 +200,30 @@ export class BatonGateway {
     const session = recorded === null ? undefined : this.#recorder.session(recorded.key);
     const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
     const chunks: Buffer[] = [];
-    let pendingEvent = '';
+    // A read may end inside a multi-byte character: decode across reads, and relay bytes, never re-encoded text.
+    const decoder = new StringDecoder('utf8');
+    let pendingEvent: Buffer = Buffer.alloc(0);
     try {
       for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
         if (recorded !== null && ok) {
-          if (streamed !== null) streamed.feed(chunk.toString('utf8'));
+          if (streamed !== null) streamed.feed(decoder.write(chunk));
           else chunks.push(chunk);
         }
         if (!stripUsage || !ok) {
           res.write(chunk);
           continue;
         }
-        // Relay whole SSE events, leaving out the usage-only one the agent did not ask for.
-        pendingEvent += chunk.toString('utf8');
-        let end = pendingEvent.indexOf('\n\n');
-        while (end >= 0) {
-          const event = pendingEvent.slice(0, end + 2);
-          pendingEvent = pendingEvent.slice(end + 2);
-          const data = event.startsWith('data:') ? event.slice(5).trim() : '';
-          if (!isUsageOnlyChunk(data)) res.write(event);
-          end = pendingEvent.indexOf('\n\n');
+        // Relay whole SSE events, as the bytes they came in, leaving out the usage-only one the agent did not ask for.
+        pendingEvent = pendingEvent.length === 0 ? chunk : Buffer.concat([pendingEvent, chunk]);
+        let start = 0;
+        for (let end = sseEventEnd(pendingEvent, start); end > 0; end = sseEventEnd(pendingEvent, start)) {
+          const event = pendingEvent.subarray(start, end);
+          if (!isUsageOnlyEvent(event)) res.write(event);
+          start = end;
         }
+        pendingEvent = pendingEvent.subarray(start);
       }
-      if (pendingEvent !== '') res.write(pendingEvent);
+      if (pendingEvent.length > 0) res.write(pendingEvent);
       res.end();
     } catch (err) {
       // The agent went away, or the upstream broke off: the call is not complete, so its reply is not recorded.

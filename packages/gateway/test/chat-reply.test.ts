@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamedReply, isUsageOnlyChunk, replyOfCompletion } from '../src/chat-reply.ts';
+import { StreamedReply, isUsageOnlyChunk, isUsageOnlyEvent, replyOfCompletion, sseEventEnd } from '../src/chat-reply.ts';
 
 const sse = (chunks: object[]) => [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'].join('');
 
@@ -40,5 +40,22 @@ describe('chat replies', () => {
     expect(isUsageOnlyChunk(JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }))).toBe(true);
     expect(isUsageOnlyChunk(JSON.stringify({ choices: [{ delta: { content: 'usage' } }] }))).toBe(false);
     expect(isUsageOnlyChunk('[DONE]')).toBe(false);
+  });
+
+  it('finds SSE event ends in bytes, LF or CRLF, and only complete events', () => {
+    const bytes = Buffer.from('data: {"a":"é"}\n\ndata: x\r\n\r\ndata: partial\n', 'utf8');
+    const first = sseEventEnd(bytes, 0);
+    expect(bytes.subarray(0, first).toString('utf8')).toBe('data: {"a":"é"}\n\n');
+    const second = sseEventEnd(bytes, first);
+    expect(bytes.subarray(first, second).toString('utf8')).toBe('data: x\r\n\r\n');
+    expect(sseEventEnd(bytes, second)).toBe(-1);
+  });
+
+  it('recognises the usage-only event whatever its line endings', () => {
+    const usage = JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } });
+    expect(isUsageOnlyEvent(Buffer.from(`data: ${usage}\n\n`))).toBe(true);
+    expect(isUsageOnlyEvent(Buffer.from(`data:${usage}\r\n\r\n`))).toBe(true);
+    expect(isUsageOnlyEvent(Buffer.from('data: [DONE]\n\n'))).toBe(false);
+    expect(isUsageOnlyEvent(Buffer.from(`: comment\n\n`))).toBe(false);
   });
 });
