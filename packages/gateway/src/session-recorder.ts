@@ -92,6 +92,7 @@ export class SessionRecorder {
       ...(prompt !== null && prompt.length > 0 ? { system: prompt } : {}),
       ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
     });
+    if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
     return { usableWindow: opened.usable_window };
   }
 
@@ -115,7 +116,9 @@ export class SessionRecorder {
     // The request's size: the last call's reported usage, plus about a token per four bytes of what is new since.
     const pendingTotal = usageTotal(session.pending?.reply);
     const added = toAppend.reduce((sum, r) => sum + Math.ceil(JSON.stringify(r.message).length / 4), 0);
-    if (pendingTotal !== null && pendingTotal + added >= session.usableWindow) {
+    // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
+    // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
+    if (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow) {
       // Overflow: the daemon needs every message so far, then replaces the history with its rebuilt context.
       await this.append(session, toAppend);
       const rebuilt = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
