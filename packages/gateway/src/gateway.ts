@@ -76,7 +76,7 @@ export class BatonGateway {
   readonly #upstream: Upstream;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
-  /** Who may use each session: a digest of the credential its first request carried (never the credential). */
+  /** Who may use each session: a digest of the credential of its first call the upstream accepted (never the credential). */
   readonly #owners = new Map<string, string>();
   readonly #log: GatewayLogger;
 
@@ -138,14 +138,17 @@ export class BatonGateway {
       return;
     }
     const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
-    const known = this.#owners.get(key);
-    if (known !== undefined && known !== owner) {
+    if (!this.#mayUse(key, owner)) {
       sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
       return;
     }
     // One call at a time per session, in arrival order: its recording depends on the previous call's reply.
     await this.#mailbox.run(key, async () => {
-      this.#owners.set(key, owner);
+      // Checked again in turn: the call before this one may have bound the session to its credential meanwhile.
+      if (!this.#mayUse(key, owner)) {
+        sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+        return;
+      }
       let prepared: Prepared;
       try {
         prepared = await this.#recorder.prepare(key, chat, body);
@@ -155,8 +158,14 @@ export class BatonGateway {
         await this.#forward(req, res, route.upstreamPath, body, null);
         return;
       }
-      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, chat, prepared });
+      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared });
     });
+  }
+
+  /** Whether a credential (its digest) may use a session: the one the session is bound to, or any before it is. */
+  #mayUse(key: string, owner: string): boolean {
+    const known = this.#owners.get(key);
+    return known === undefined || known === owner;
   }
 
   /**
@@ -169,7 +178,7 @@ export class BatonGateway {
     res: ServerResponse,
     path: string,
     body: Uint8Array | null,
-    recorded: { key: string; chat: ChatRequest; prepared: Prepared } | null,
+    recorded: { key: string; owner: string; chat: ChatRequest; prepared: Prepared } | null,
   ): Promise<void> {
     const abort = new AbortController();
     res.on('close', () => {
@@ -197,6 +206,9 @@ export class BatonGateway {
     res.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
     res.flushHeaders();
     const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+    // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
+    // claims nothing, so its owner can still use the session with the right key.
+    if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
     const session = recorded === null ? undefined : this.#recorder.session(recorded.key);
     const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
     const chunks: Buffer[] = [];
