@@ -132,12 +132,12 @@ export class BatonGateway {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    const key = sessionKeyOf(route.sessionId, req.headers, chat);
+    const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
+    const key = sessionKeyOf(route.sessionId, req.headers, chat, owner);
     if (this.#recorder.isSideCall(key, chat)) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
     if (!this.#mayUse(key, owner)) {
       sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
       return;

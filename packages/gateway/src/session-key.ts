@@ -14,10 +14,11 @@ function safeId(prefix: string, value: string): string {
 
 /**
  * Which session a request belongs to: the `/s/<sid>/` path prefix; else a session header the agent sends; else a
- * fingerprint of its system prompt and first user message (the same conversation gives the same fingerprint, request
- * after request, since histories only grow).
+ * fingerprint of its credential (a digest, `owner`), system prompt and first user message (the same conversation
+ * gives the same fingerprint, request after request, since histories only grow). The credential keeps apart the
+ * conversations of different users that open the same way (one agent's system prompt, a first "hi").
  */
-export function sessionKeyOf(pathSession: string | null, headers: IncomingHttpHeaders, req: ChatRequest): string {
+export function sessionKeyOf(pathSession: string | null, headers: IncomingHttpHeaders, req: ChatRequest, owner: string): string {
   if (pathSession !== null) return pathSession;
   for (const name of SESSION_HEADERS) {
     const value = headers[name];
@@ -26,6 +27,6 @@ export function sessionKeyOf(pathSession: string | null, headers: IncomingHttpHe
   }
   const first = req.messages.find((m) => m.role === 'user');
   const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer');
-  const digest = createHash('sha256').update(JSON.stringify([system, first ?? null])).digest('base64url').slice(0, 22);
+  const digest = createHash('sha256').update(JSON.stringify([owner, system, first ?? null])).digest('base64url').slice(0, 22);
   return `f-${digest}`;
 }
