@@ -209,7 +209,7 @@ export class BatonGateway {
     // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
     // claims nothing, so its owner can still use the session with the right key.
     if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
-    const session = recorded === null ? undefined : this.#recorder.session(recorded.key);
+    const session = recorded?.prepared.session;
     const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
     const chunks: Buffer[] = [];
     // A read may end inside a multi-byte character: decode across reads, and relay bytes, never re-encoded text.

@@ -13,10 +13,10 @@ interface Substitution {
   readonly context: readonly Record<string, unknown>[];
 }
 
-/** One agent conversation as the gateway follows it. */
+/** One agent conversation as the gateway follows it: one slice of a session key. */
 export interface GatewaySession {
   readonly key: string;
-  /** The daemon session of the current slice (`<key>` or `<key>-s<n>` after the agent rewrote its history). */
+  /** The daemon session of this slice (`<key>`, or `<key>-s<n>` for a history that continued no earlier slice). */
   daemonSessionId: string;
   slice: number;
   model: string;
@@ -38,6 +38,8 @@ export interface Recorded {
 
 /** What forwarding one recorded request needs: the bytes for the upstream and the records to append on success. */
 export interface Prepared {
+  /** The slice the request belongs to. */
+  readonly session: GatewaySession;
   readonly body: Uint8Array;
   /** The history messages to append once the upstream answered (empty when they were appended already). */
   readonly toAppend: readonly Recorded[];
@@ -54,6 +56,9 @@ export interface RecorderOptions {
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 }
 
+/** Slices kept per session key (the oldest is forgotten past this; its daemon session stays as it is). */
+const MAX_SLICES = 16;
+
 const usageTotal = (reply: ChatReply | null | undefined): number | null =>
   reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
 
@@ -64,20 +69,22 @@ const usageTotal = (reply: ChatReply | null | undefined): number | null =>
  */
 export class SessionRecorder {
   readonly #o: RecorderOptions;
-  readonly #sessions = new Map<string, GatewaySession>();
+  /** The slices of each session key, oldest first. */
+  readonly #slices = new Map<string, GatewaySession[]>();
 
   constructor(options: RecorderOptions) {
     this.#o = options;
   }
 
+  /** The newest slice of a session key. */
   session(key: string): GatewaySession | undefined {
-    return this.#sessions.get(key);
+    return this.#slices.get(key)?.at(-1);
   }
 
   /** Whether this request belongs to the session's conversation (a side call — no tools, another model — does not). */
   isSideCall(key: string, req: ChatRequest): boolean {
     if (req.tools === null || req.tools.length === 0) return true;
-    const session = this.#sessions.get(key);
+    const session = this.session(key);
     return session !== undefined && session.model !== req.model;
   }
 
@@ -103,14 +110,24 @@ export class SessionRecorder {
    */
   async prepare(key: string, req: ChatRequest, bytes: Uint8Array): Promise<Prepared> {
     const { system, history } = splitHistory(req.messages);
-    let session = this.#sessions.get(key);
-    if (session === undefined || !continues(session.recorded, history)) {
-      const slice = session === undefined ? 0 : session.slice + 1;
+    const slices = this.#slices.get(key) ?? [];
+    // The slice this history continues, the one that recorded most when several do. Each conversation under one key
+    // keeps its own slice and rewrite: an agent that compacted or edited its history gets a new slice, and another
+    // conversation on the same key (a sub-agent, a second window, a copied URL) neither displaces the first one —
+    // which would then lose its rebuilt context and be sent upstream in full — nor is ever given its context.
+    let session = slices.reduce<GatewaySession | undefined>(
+      (best, s) => (continues(s.recorded, history) && (best === undefined || s.recorded.length >= best.recorded.length) ? s : best),
+      undefined,
+    );
+    if (session === undefined) {
+      const slice = (slices.at(-1)?.slice ?? -1) + 1;
       const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
-      if (session !== undefined) this.#o.log('info', 'the agent rewrote its history: a new slice', { session: key, slice });
+      if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
       const { usableWindow } = await this.#open(key, daemonSessionId, req, system);
       session = { key, daemonSessionId, slice, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0 };
-      this.#sessions.set(key, session);
+      slices.push(session);
+      if (slices.length > MAX_SLICES) slices.shift();
+      this.#slices.set(key, slices);
     }
     const toAppend = this.#newMessages(session, history);
     // The request's size: the last call's reported usage, plus about a token per four bytes of what is new since.
@@ -128,9 +145,9 @@ export class SessionRecorder {
         session.rewrites++;
         this.#o.log('info', 'rebuilt the context on overflow', { session: key, outcome: rebuilt.outcome, covered: rebuilt.covered_up_to });
       }
-      return { body: this.#rewrite(session, bytes, system, history), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null };
+      return { session, body: this.#rewrite(session, bytes, system, history), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null };
     }
-    return { body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null };
+    return { session, body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null };
   }
 
   /** The history messages not recorded yet, as daemon messages (the pending reply's facts on its echo). */
