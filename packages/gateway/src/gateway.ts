@@ -79,6 +79,7 @@ export class BatonGateway {
   /** Who may use each session: a digest of the credential of its first call the upstream accepted (never the credential). */
   readonly #owners = new Map<string, string>();
   readonly #log: GatewayLogger;
+  #closing: Promise<void> | null = null;
 
   private constructor(options: GatewayOptions) {
     this.#log = options.logger ?? (() => {});
@@ -117,10 +118,19 @@ export class BatonGateway {
     return (this.#server.address() as AddressInfo).port;
   }
 
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#server.closeAllConnections();
-    await this.#upstream.close();
+  /**
+   * Stops listening and ends every connection, requests under way included (a stream being relayed ends for the agent
+   * and its upstream request is aborted, so nothing of it is recorded). Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      // server.close() alone waits for the requests under way, which a stalled upstream may hold for its whole timeout.
+      this.#server.closeAllConnections();
+      await closed;
+      await this.#upstream.close();
+    })();
+    return this.#closing;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
