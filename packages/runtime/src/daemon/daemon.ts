@@ -49,7 +49,7 @@ import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
-import { MAX_REQUEST_DEPTH, findTooDeep } from './request-depth.ts';
+import { findUnfitValue } from './find-unfit-value.ts';
 import { listSessions } from './session-list.ts';
 import { SessionService, type Residency } from './session-service.ts';
 import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
@@ -261,11 +261,8 @@ export class BatonDaemon {
         throw new ProtocolError('too_large', `request of ${msg.data.byteLength} bytes exceeds the limit of ${limit} bytes`);
       }
       const decoded = decodeRequest(msg.data, msg.headers);
-      const tooDeep = findTooDeep(decoded.value);
-      if (tooDeep !== null) {
-        const message = `nested deeper than ${MAX_REQUEST_DEPTH} levels`;
-        throw new ProtocolError('bad_request', `invalid request: ${tooDeep}: ${message}`, [{ path: tooDeep, message }]);
-      }
+      const unfit = findUnfitValue(decoded.value);
+      if (unfit !== null) throw new ProtocolError('bad_request', `invalid request: ${unfit.path}: ${unfit.message}`, [unfit]);
       // The runtime requests only read or drain: they are answered while draining and during start-up repair.
       const s = this.subjects;
       const overview = msg.subject === s.runtimeStatus || msg.subject === s.runtimeDrain || msg.subject === s.runtimeSessions;

@@ -6,16 +6,25 @@
  */
 export const MAX_REQUEST_DEPTH = 100;
 
+/** Where a decoded request holds a value Baton cannot carry, and why. */
+export interface UnfitValue {
+  /** Keys and indexes joined with dots, as in `bad_request` details. */
+  readonly path: string;
+  readonly message: string;
+}
+
 /**
- * Finds the first map or array nested deeper than `maxDepth` in a decoded request and returns its path (keys and
- * indexes joined with dots, as in `bad_request` details), or `null` when the value is shallow enough. Iterative, so
- * it cannot overflow the stack itself.
+ * Finds the first value in a decoded request that Baton cannot carry through its log, its workers and a JSON reply:
+ * a map or array nested deeper than `maxDepth`, or an integer beyond 2^53 (msgpack decodes one to a bigint, which
+ * JSON cannot write and token counting cannot read). Null when there is none. Iterative, so it cannot overflow the
+ * stack itself.
  */
-export function findTooDeep(value: unknown, maxDepth: number = MAX_REQUEST_DEPTH): string | null {
+export function findUnfitValue(value: unknown, maxDepth: number = MAX_REQUEST_DEPTH): UnfitValue | null {
   const stack: Node[] = [{ value, key: '', parent: null, depth: 1 }];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (typeof node.value === 'bigint') return { path: pathOf(node), message: 'integers beyond 2^53 are not supported' };
     if (typeof node.value !== 'object' || node.value === null || node.value instanceof Uint8Array) continue;
-    if (node.depth > maxDepth) return pathOf(node);
+    if (node.depth > maxDepth) return { path: pathOf(node), message: `nested deeper than ${maxDepth} levels` };
     const entries = Array.isArray(node.value) ? node.value.entries() : Object.entries(node.value);
     for (const [key, child] of entries) stack.push({ value: child, key: String(key), parent: node, depth: node.depth + 1 });
   }
