@@ -56,3 +56,6 @@ export const cancelClosingWriter: SessionStep = (ctx, _event, emit) => {
 
 /** The session is opened again: it takes input and starts writers again. */
 export const resume: SessionStep = (ctx) => ({ ...ctx, closed: false, draining: false });
+
+/** A drain of a daemon process that is gone no longer holds writers back. */
+export const liftDrain: SessionStep = (ctx) => ({ ...ctx, draining: false });

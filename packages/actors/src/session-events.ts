@@ -59,6 +59,8 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   }),
   /** The daemon stops taking work: a queued request is dropped and no new writer starts until the session resumes. */
   z.object({ type: z.literal('drain.requested') }),
+  /** The drain belonged to a daemon process that is gone: writers may start again (a daemon that loads the session). */
+  z.object({ type: z.literal('drain.lifted') }),
   z.object({
     type: z.literal('rebuild.requested'),
     requestId: z.string(),

@@ -50,6 +50,7 @@ import {
   finishClose,
   hasRunningWriter,
   isCloseTimer,
+  liftDrain,
   refuseClose,
   resume,
 } from './session-close.ts';
@@ -141,6 +142,7 @@ const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRe
  *   closing ─ writer.settled [isRunningWriter] ─────────────────────────► closed          (the close is answered)
  *           ─ timer.fired [isCloseTimer] / the writer is cancelled; close.requested / refused
  *   closed ─ session.resumed ───────────────────────────────────────────► active
+ *   (any state) ─ drain.lifted / writers may start again (the drain belonged to a daemon process that is gone)
  * ```
  *
  * Events a state has no transition for (duplicates, stale ids, late results) change nothing. For one event every
@@ -197,6 +199,7 @@ export const sessionMachine = setup({
     finishClose: act(finishClose),
     cancelClosingWriter: act(cancelClosingWriter),
     resume: act(resume),
+    liftDrain: act(liftDrain),
   },
   guards: {
     // slot
@@ -344,6 +347,7 @@ export const sessionMachine = setup({
     },
     lifecycle: {
       initial: 'active',
+      on: { 'drain.lifted': { actions: 'liftDrain' } },
       states: {
         active: {
           on: {

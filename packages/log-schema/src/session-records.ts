@@ -76,6 +76,7 @@ export const DecisionStateSchema = z.object({
   closing: z.boolean(),
   rebuilding: z.boolean(),
   rebuildRequestId: z.string().nullable().optional(),
+  draining: z.boolean().optional(),
   lastOutcome: z
     .object({ writerId: z.string(), outcome: z.string(), failure: FailureSchema.nullable(), reason: z.string().nullable() })
     .nullable()
@@ -95,6 +96,7 @@ export const SESSION_RECORDS = {
   'writer.settled': inputPayload('writer.settled'),
   'close.requested': inputPayload('close.requested'),
   'drain.requested': inputPayload('drain.requested'),
+  'drain.lifted': inputPayload('drain.lifted'),
   'rebuild.requested': inputPayload('rebuild.requested'),
   'timer.fired': inputPayload('timer.fired'),
   'rebuild.abandoned': inputPayload('rebuild.abandoned'),

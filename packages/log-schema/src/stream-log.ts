@@ -26,9 +26,14 @@ export class StreamLog<S extends PayloadSchemas> {
     return this.log.append(this.#streamOf(id), toAppendInputs(records));
   }
 
-  /** Reads a stream range, each record checked against its type's schema. */
-  *read(id: string, options?: ReadOptions): Generator<StoredOf<S>> {
-    for (const record of this.log.read(this.#streamOf(id), options)) yield checkRecord(this.schemas, record);
+  /**
+   * Reads a stream range, each record checked against its type's schema. With `include`, records of other types are
+   * passed over unchecked (a reader that does not use them neither pays for nor fails on them).
+   */
+  *read(id: string, options?: ReadOptions, include?: (type: string) => boolean): Generator<StoredOf<S>> {
+    for (const record of this.log.read(this.#streamOf(id), options)) {
+      if (include === undefined || include(record.type)) yield checkRecord(this.schemas, record);
+    }
   }
 
   lastSeq(id: string): number {

@@ -207,6 +207,8 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
     }
   }
   if (opts.drain) add('drain', { type: 'drain.requested' });
+  // A restarted daemon lifts the previous process's drain when it loads the session.
+  if (opts.drain && ctx.draining) add('drain:lifted', { type: 'drain.lifted' });
   if (opts.close) {
     if (agentInput) add('close', { type: 'close.requested', requestId: ctx.closeRequestId === null ? `close${ctx.writerSeq}` : `close${ctx.writerSeq}-again`, waitMs: 120_000 });
     // The close wait: fired while closing, or late (after the writer settled and the timer was cancelled).
@@ -348,7 +350,7 @@ export class SessionMonitor {
   /** Checks one step (prev --event--> next with effects) against everything seen before on this path. */
   step(prev: SessionContext, event: SessionEvent, effects: readonly SessionEffect[], next: SessionContext, check: Checks): void {
     if (event.type === 'drain.requested') this.draining = true;
-    if (event.type === 'session.resumed') this.draining = false;
+    if (event.type === 'session.resumed' || event.type === 'drain.lifted') this.draining = false;
 
     // One writer per session; the slot is claimed in the same transition that starts it.
     const starts = effects.filter((e): e is WriterStartEffect => e.kind === 'writer.start');

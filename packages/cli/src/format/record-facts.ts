@@ -65,6 +65,7 @@ function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
       return record.payload.timerId;
     case 'session.resumed':
     case 'drain.requested':
+    case 'drain.lifted':
       return '';
     default:
       return assertNever(record, 'session record');

@@ -1,4 +1,5 @@
 import {
+  LogRecordError,
   SNAPSHOT_KEY,
   sessionStream,
   type EventLog,
@@ -19,23 +20,29 @@ export interface SessionLoad {
   readonly records: StoredSessionRecord[];
 }
 
-const isInput = (r: StoredSessionRecord): boolean => r.type !== 'session.opened' && r.type !== 'decision' && r.type !== 'snapshot';
+const isInput = (type: string): boolean => type !== 'session.opened' && type !== 'decision' && type !== 'snapshot';
 
 /**
  * Reads what loading a session needs, bounded by what follows its newest snapshot rather than by its history: the
  * `session.opened` record, the snapshot the `snapshot` key points at, and the input records after the seq that
- * snapshot covers. Null when the stream does not start with `session.opened`. Throws `LogRecordError` for a record
- * that does not match its schema.
+ * snapshot covers. A snapshot record that does not match its schema (or `useSnapshot` false, after a snapshot failed to
+ * restore) means reading every input instead: a snapshot is derived state, so losing one costs time, never data. Null
+ * when the stream does not start with `session.opened`. Throws `LogRecordError` for an input record that does not
+ * match its schema.
  */
-export function readSessionLoad(sessions: StreamLog<SessionRecordSchemas>, log: EventLog, sessionId: string): SessionLoad | null {
+export function readSessionLoad(sessions: StreamLog<SessionRecordSchemas>, log: EventLog, sessionId: string, useSnapshot = true): SessionLoad | null {
   const [opened] = [...sessions.read(sessionId, { from: 1, to: 1 })];
   if (opened?.type !== 'session.opened') return null;
-  const at = log.keySeq(sessionStream(sessionId), SNAPSHOT_KEY);
+  const at = useSnapshot ? log.keySeq(sessionStream(sessionId), SNAPSHOT_KEY) : undefined;
   let snapshot: SessionSnapshot | null = null;
   if (at !== undefined) {
-    const [record] = [...sessions.read(sessionId, { from: at, to: at })];
-    if (record?.type === 'snapshot') snapshot = record.payload;
+    try {
+      const [record] = [...sessions.read(sessionId, { from: at, to: at })];
+      if (record?.type === 'snapshot') snapshot = record.payload;
+    } catch (err) {
+      if (!(err instanceof LogRecordError)) throw err;
+    }
   }
-  const records = [...sessions.read(sessionId, { from: (snapshot?.for ?? 1) + 1 })].filter(isInput);
+  const records: StoredSessionRecord[] = [...sessions.read(sessionId, { from: (snapshot?.for ?? 1) + 1 }, isInput)];
   return { setup: opened.payload.setup, encoding: opened.payload.encoding, snapshot, records };
 }

@@ -44,7 +44,7 @@ import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { Mailbox } from '@baton/client';
 import { messageKey } from './message-key.ts';
-import { readSessionLoad } from './session-load.ts';
+import { readSessionLoad, type SessionLoad } from './session-load.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { Waits } from './waits.ts';
 
@@ -117,6 +117,8 @@ export class SessionService {
   readonly #decisions: DecisionQueue;
   readonly #versions: CommitVersions;
   #sweep: TimerHandle | null = null;
+  /** Set once this daemon drains: sessions it loads afterwards stay drained. */
+  #draining = false;
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -246,15 +248,11 @@ export class SessionService {
     this.#o.pool.release(sessionId);
   }
 
-  /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
-  async #load(sessionId: string): Promise<LoadedSession> {
-    const existing = this.#sessions.get(sessionId);
-    if (existing !== undefined) return this.#touch(existing);
-    const quarantined = this.#quarantined.get(sessionId);
-    if (quarantined !== undefined) throw quarantined;
-    let load;
+  /** Reads what loading a session needs; a record that does not match its schema quarantines the session. */
+  #readLoad(sessionId: string, useSnapshot: boolean): SessionLoad {
+    let load: SessionLoad | null;
     try {
-      load = readSessionLoad(this.#log, this.#o.log, sessionId);
+      load = readSessionLoad(this.#log, this.#o.log, sessionId, useSnapshot);
     } catch (err) {
       if (!(err instanceof LogRecordError)) throw err;
       const error = new ProtocolError('quarantined', `session ${sessionId} is quarantined: ${err.message}`, { stream: err.stream, seq: err.seq, type: err.type });
@@ -262,12 +260,32 @@ export class SessionService {
       throw error;
     }
     if (load === null) throw new ProtocolError('not_found', `unknown session ${sessionId}`);
+    return load;
+  }
+
+  /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
+  async #load(sessionId: string): Promise<LoadedSession> {
+    const existing = this.#sessions.get(sessionId);
+    if (existing !== undefined) return this.#touch(existing);
+    const quarantined = this.#quarantined.get(sessionId);
+    if (quarantined !== undefined) throw quarantined;
+    let load = this.#readLoad(sessionId, true);
     let reply: FoldReply;
     try {
       reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup: load.setup, snapshot: load.snapshot, records: load.records });
     } catch (err) {
-      this.#quarantineOn(sessionId, err);
-      throw err;
+      if (load.snapshot === null || !(err instanceof ProtocolError) || err.code !== 'quarantined') {
+        this.#quarantineOn(sessionId, err);
+        throw err;
+      }
+      // The snapshot may be what is wrong (one an older build wrote, say): fold every input instead.
+      load = this.#readLoad(sessionId, false);
+      try {
+        reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup: load.setup, snapshot: null, records: load.records });
+      } catch (again) {
+        this.#quarantineOn(sessionId, again);
+        throw again;
+      }
     }
     const session: LoadedSession = {
       sessionId,
@@ -284,6 +302,10 @@ export class SessionService {
       // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
       const requestId = reply.summary.rebuildRequestId;
       await this.#fold(session, await this.#append(sessionId, { type: 'rebuild.abandoned', payload: { requestId, reason: 'daemon restarted' } }));
+    }
+    if (session.summary.draining && !this.#draining) {
+      // The drain was the previous process's (its shutdown): this daemon lets writers start again.
+      await this.#fold(session, await this.#append(sessionId, { type: 'drain.lifted', payload: {} }));
     }
     if (session.summary.writerId !== null) {
       // The writer that held the slot died with the previous process: settle it so the session can write again.
@@ -589,6 +611,7 @@ export class SessionService {
    * no new writer starts. Returns how many requests were dropped.
    */
   async drainSessions(): Promise<number> {
+    this.#draining = true;
     let dropped = 0;
     await Promise.all(
       [...this.#sessions.keys()].map((sessionId) =>

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
 import { HistoryStore, countTokensOnce, memoryPaths } from '@baton/memory-store';
-import type { StoredSessionRecord } from '@baton/log-schema';
+import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSessionRecord } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
 import OpenAI from 'openai';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
@@ -20,6 +20,22 @@ import type { FileTokens, HostOptions, MainSide, SessionStatusInfo, WorkerSide, 
 async function fileTokens(path: string): Promise<FileTokens> {
   const text = await readFile(path, 'utf8').catch(() => null);
   return text === null ? { exists: false, tokens: 0 } : { exists: true, tokens: countTokensOnce(text) };
+}
+
+/** A session from its setup and snapshot; a snapshot that does not restore fails with `quarantined`, naming it. */
+function restore(setup: SessionSetup, snapshot: SessionSnapshot | null): HostedSession {
+  try {
+    return new HostedSession(setup, snapshot);
+  } catch (err) {
+    if (snapshot === null) throw err;
+    const sessionId = setup.input.sessionId;
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ProtocolError('quarantined', `session ${sessionId} is quarantined: its snapshot (for #${snapshot.for}) does not restore: ${reason}`, {
+      stream: sessionStream(sessionId),
+      seq: snapshot.for,
+      type: 'snapshot',
+    });
+  }
 }
 
 /**
@@ -62,7 +78,7 @@ export class ActorHost {
     this.#rpc = new PortRpc<WorkerSide, MainSide>(port, {
       calls: {
         'session.load': ({ sessionId, setup, snapshot, records }) => {
-          const session = new HostedSession(setup, snapshot);
+          const session = restore(setup, snapshot);
           for (const record of records) this.#foldOrQuarantine(session, record);
           this.#sessions.set(sessionId, session);
           return { summary: summarize(session.snapshot), effects: [], context: null };

@@ -40,6 +40,7 @@ export function sessionEventOf(record: StoredSessionRecord): SessionEvent | null
     case 'writer.settled':
     case 'close.requested':
     case 'drain.requested':
+    case 'drain.lifted':
     case 'rebuild.requested':
     case 'timer.fired':
     case 'rebuild.rendered':
@@ -63,6 +64,7 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     overflow: isOverflow(ctx),
     closed: ctx.closed,
     closing: ctx.closeRequestId !== null,
+    draining: ctx.draining,
     rebuilding: ctx.rebuild !== null,
     rebuildRequestId: ctx.rebuild?.requestId ?? null,
     lastOutcome: ctx.lastOutcome,

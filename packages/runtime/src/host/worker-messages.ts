@@ -27,6 +27,8 @@ export interface SessionSummary {
   readonly overflow: boolean;
   readonly closed: boolean;
   readonly closing: boolean;
+  /** A drain stopped writers from starting (lifted when another daemon process loads the session). */
+  readonly draining: boolean;
   readonly rebuilding: boolean;
   readonly rebuildRequestId: string | null;
   /** How the last writer settled (as the session machine recorded it). */

@@ -56,7 +56,8 @@ interface SessionReplay {
  * divergence.
  * Then re-folds every writer stream through `writerMachine` and checks its settle effect against the session's
  * `writer.settled` record for that writer (a writer stream that never settled is consistent only with a `cancelled`
- * settlement, or with a writer the session still considers running). Stops at the first divergence.
+ * or `failure{internal}` settlement, or with a writer the session still considers running). Stops at the first
+ * divergence.
  *
  * Throws `ReplayError('not_found')` for an unknown session and `ReplayError('malformed')` for an unusable
  * `session.opened`.
@@ -224,8 +225,11 @@ function checkWriter(session: SessionRecords, replay: SessionReplay, refold: Wri
     return at(session.stream, session.records.at(-1)?.seq ?? 1, `writer ${writerId} never settled and the session recorded no settlement for it`, { outcome: 'cancelled' }, null);
   }
   const actual = settlementOf(settlement.payload as Record<string, unknown>);
-  if (actual['outcome'] !== 'cancelled') {
-    return at(session.stream, settlement.seq, `writer ${writerId} never settled in ${stream}, so only a cancelled settlement is consistent`, { outcome: 'cancelled' }, actual);
+  // A writer whose stream stops before it settled was cancelled (the daemon restarted) or its executor failed (an
+  // internal failure, settled by its host): nothing else can end a writer without a settle record.
+  const internal = actual['outcome'] === 'failure' && (actual['failure'] as { kind?: unknown } | undefined)?.kind === 'internal';
+  if (actual['outcome'] !== 'cancelled' && !internal) {
+    return at(session.stream, settlement.seq, `writer ${writerId} never settled in ${stream}, so only a cancelled or internal-failure settlement is consistent`, { outcome: 'cancelled' }, actual);
   }
   return null;
 }

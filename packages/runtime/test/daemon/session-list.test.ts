@@ -104,7 +104,7 @@ describe('listSessions', () => {
     await open('live');
     await decide('live', { tokens: 1 });
     await open('bad');
-    const summary: SessionSummary = { ...idle, tokens: 5_010, writer: 'running', writerId: 'live-w1', rebuildRequestId: null, lastOutcome: null };
+    const summary: SessionSummary = { ...idle, tokens: 5_010, writer: 'running', writerId: 'live-w1', rebuildRequestId: null, lastOutcome: null, draining: false };
     const live: LiveSessions = {
       resident: new Map([['live', summary]]),
       quarantined: new Map([['bad', new ProtocolError('quarantined', 'session bad is quarantined: cannot fold seq 7')]]),

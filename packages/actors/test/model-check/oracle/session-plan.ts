@@ -128,6 +128,8 @@ export function planSessionEvent(ctx: SessionContext, event: SessionEvent): Plan
     }
     case 'drain.requested':
       return { context: { ...ctx, pending: null, draining: true }, effects };
+    case 'drain.lifted':
+      return { context: { ...ctx, draining: false }, effects };
     case 'close.requested': {
       // One close at a time: the runtime refuses a second one while closing, so this only guards the machine.
       if (ctx.closeRequestId !== null) {
