@@ -190,6 +190,8 @@ export class BatonGateway {
     body: Uint8Array | null,
     recorded: { key: string; owner: string; chat: ChatRequest; prepared: Prepared } | null,
   ): Promise<void> {
+    // The agent may have gone while the call waited (its session's previous call, a rebuild): then nothing is sent.
+    if (res.destroyed) return;
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
