@@ -1,0 +1,119 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GatewayLogger } from '@baton/gateway';
+import type { DaemonLogger } from '@baton/runtime';
+import OpenAI from 'openai';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { SdkAgent, agentResponder, isWriterRequest } from './support/gateway-agent.ts';
+import { GATEWAY_TOOLS, readChunks, recordTypes, recordedMessages, startGatewayRig, until } from './support/gateway-rig.ts';
+
+const SECRET = 'sk-test-SECRET-0123456789';
+const SYSTEM = 'You are a careful coding agent working in a TypeScript repository.';
+
+/**
+ * The secret as it could sit in a file: as text (UTF-8 and UTF-16), in hex, and in base64 / base64url at each of the
+ * three alignments it could have inside a longer encoded string (the characters that do not depend on its neighbours).
+ */
+function encodings(secret: string): Buffer[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const needles = [bytes, Buffer.from(secret, 'utf16le'), Buffer.from(bytes.toString('hex')), Buffer.from(bytes.toString('hex').toUpperCase())];
+  for (let pad = 0; pad < 3; pad++) {
+    const padded = Buffer.concat([Buffer.alloc(pad, 0x41), bytes, Buffer.alloc(3, 0x41)]);
+    for (const encoding of ['base64', 'base64url'] as const) {
+      const text = padded.toString(encoding);
+      // Skip the characters that mix in the padding on either side.
+      const from = Math.ceil((pad * 4) / 3) + 1;
+      const to = Math.floor(((pad + bytes.length) * 4) / 3) - 1;
+      needles.push(Buffer.from(text.slice(from, to)));
+    }
+  }
+  return needles;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+describe('gateway: API keys are never stored', () => {
+  it('leaves no trace of the agent\'s key (nor its base64 or hex) in the data dir, the LMDB log, or any log line', { timeout: 120_000 }, async () => {
+    const logDir = await mkdtemp(join(tmpdir(), 'baton-gateway-logs-'));
+    const logFile = join(logDir, 'baton.ndjson');
+    const logger = pino({ level: 'trace', base: { svc: 'baton' } }, pino.destination({ dest: logFile, sync: true }));
+    const captured: unknown[] = [];
+    const daemonLogger: DaemonLogger = (level, msg, data) => {
+      captured.push({ level, msg, data });
+      if (data === undefined) logger[level](msg);
+      else logger[level](data, msg);
+    };
+    const gatewayLogger: GatewayLogger = (level, msg, data) => {
+      captured.push({ source: 'gateway', level, msg, data });
+      logger[level]({ gateway: true, ...data }, msg);
+    };
+    // Usable window 8 000 tokens: the conversation overflows, a writer runs in fork mode, the context is rebuilt.
+    const rig = await startGatewayRig({ daemonLogger, gatewayLogger, gateway: { contextWindows: { 'gpt-4o': 60_000 } } });
+    rig.model.setResponder(agentResponder);
+    const stored: string[] = [];
+    try {
+      const sid = 'secret-session';
+      // A streamed conversation until its requests are rewritten onto the rebuilt context.
+      const agent = new SdkAgent({ baseURL: rig.sessionURL(sid), apiKey: SECRET, system: SYSTEM, stream: true });
+      do {
+        await agent.turn();
+      } while (rig.model.requests.filter((r) => !isWriterRequest(r)).at(-1)?.body.messages.length === agent.sentLength && agent.history.length < 40);
+      expect(recordTypes(rig.log, sid)).toContain('rebuild.rendered');
+      expect(rig.model.requests.some(isWriterRequest)).toBe(true);
+      // The agent's key went upstream with its calls, never with the writer's.
+      expect(rig.model.requests.filter((r) => !isWriterRequest(r)).every((r) => r.headers.authorization === `Bearer ${SECRET}`)).toBe(true);
+      expect(rig.model.requests.filter(isWriterRequest).every((r) => r.headers.authorization === 'Bearer daemon-writer-key')).toBe(true);
+
+      // A fingerprinted session (no session in the URL), non-streamed, the key in x-api-key as well.
+      const plain = new SdkAgent({ baseURL: rig.gateway.baseURL, apiKey: SECRET, system: SYSTEM, headers: { 'x-api-key': SECRET } });
+      await plain.turn();
+      // A side call (no tools).
+      await plain.sdk.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'A title, please.' }] });
+      // The upstream refuses the key and echoes it, as providers do: the agent gets that answer; nothing keeps it.
+      rig.model.script({ error: { status: 401, message: `Incorrect API key provided: ${SECRET}. You can find your API key at https://example.com.`, code: 'invalid_api_key' } });
+      agent.history.push({ role: 'user', content: 'One more thing.' });
+      await expect(agent.call()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+      // Another credential on the session: 403 from the gateway, without either key in it.
+      const stranger = await fetch(`${rig.sessionURL(sid)}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRET}-other`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }], tools: GATEWAY_TOOLS }),
+      });
+      const strangerText = Buffer.concat(await readChunks(stranger)).toString('utf8');
+      expect(stranger.status).toBe(403);
+      expect(strangerText).not.toContain(SECRET);
+      // The upstream cannot be reached: the gateway's 502 names no key either.
+      await rig.tap.close();
+      await expect(agent.call()).rejects.toBeInstanceOf(OpenAI.APIError);
+      await until(() => recordedMessages(rig.log, sid).length > 0);
+    } finally {
+      await rig.stop({
+        beforeRemove: async () => {
+          for (const file of await filesUnder(rig.dataDir)) stored.push(file);
+          const needles = encodings(SECRET);
+          for (const file of [...stored, logFile]) {
+            const bytes = await readFile(file);
+            for (const needle of needles) expect(bytes.indexOf(needle), `${needle.toString()} in ${file}`).toBe(-1);
+          }
+          // The search does see what is in those files: the conversation is in the LMDB log, the logs have lines.
+          const events = stored.filter((f) => f.includes(`${join('events', '')}`));
+          const lmdb = Buffer.concat(await Promise.all(events.map((f) => readFile(f))));
+          expect(lmdb.indexOf(Buffer.from('Please look at src/mod-1.ts'))).toBeGreaterThanOrEqual(0);
+          const lines = (await readFile(logFile, 'utf8')).split('\n').filter((l) => l !== '');
+          expect(lines.some((l) => l.includes('"writer.started"'))).toBe(true);
+          expect(lines.some((l) => l.includes('rebuilt the context on overflow'))).toBe(true);
+          const text = JSON.stringify(captured);
+          for (const needle of needles) expect(text.includes(needle.toString('utf8'))).toBe(false);
+        },
+      });
+      await rm(logDir, { recursive: true, force: true });
+    }
+    expect(stored.some((f) => f.endsWith('.mdb'))).toBe(true);
+    expect(stored.some((f) => f.endsWith('.md'))).toBe(true);
+  });
+});
