@@ -69,8 +69,10 @@ type Action =
  * pi's model, step by step: prompt i starts at `START[i]`; each later step answers the tool result of the one before.
  * Reported usage after each answer (about): 4.6k, 6.7k (rung 5 600), 6.7k, 10k, 12k (rung 11 200), then 16.3k
  * (rung 15 000), 16.4k, 16.5k, 20.6k; the request after step 8 carries about 9.5k tokens of `cat` output and passes
- * the usable window (28 000): rebuilt. After the rebuild about 7k (rung 5 600 again), then 10k, 10k, 18k (rungs
- * 11 200 and 15 000 at once: one writer and one queued), 24k, 24k.
+ * the usable window (28 000): rebuilt, the `cat` output going verbatim after the rebuilt context. After the rebuild
+ * about 16.5k (the ladder again: 5 600, 11 200 and 15 000 at once, one writer and one queued), 16.6k, 19.7k, 26.9k;
+ * the request after step 12 passes the window again: rebuilt on top of the first, then about 9k (5 600), 12.4k
+ * (11 200, queued behind the running writer), 12.8k.
  */
 const SCRIPT: readonly Action[] = [
   { tool: 'write', path: 'src/inventory.ts', content: SOURCES.inventory },
@@ -324,22 +326,23 @@ describe('pi through the gateway', () => {
     const published = records
       .flatMap((r) => (r.type === 'decision' ? (r.payload as { effects: { kind: string; event?: { type: string } & Record<string, unknown> }[] }).effects : []))
       .flatMap((e) => (e.kind === 'publish' && e.event !== undefined ? [e.event] : []));
-    // Thresholds: the three rungs before the rebuild, and the re-armed ladder after it.
-    expect(published.filter((e) => e.type === 'threshold.crossed').map((e) => e['threshold'])).toEqual([5_600, 11_200, 15_000, 5_600, 11_200, 15_000]);
+    // Thresholds: the three rungs before the first rebuild, the re-armed ladder after it, and again after the second.
+    expect(published.filter((e) => e.type === 'threshold.crossed').map((e) => e['threshold'])).toEqual([5_600, 11_200, 15_000, 5_600, 11_200, 15_000, 5_600, 11_200]);
     const writersStarted = published.filter((e) => e.type === 'writer.started');
     expect(writersStarted.map((e) => [e['mode'], e['trigger']])).toEqual([
       ['fork', 'threshold'],
       ['fork', 'threshold'],
       ['fork', 'threshold'],
       ['fork', 'threshold'],
+      ['fork', 'pending'],
       ['fork', 'threshold'],
       ['fork', 'pending'],
     ]);
     const settled = inputs.filter((r) => r.type === 'writer.settled').map((r) => r.payload as { writerId: string; outcome: string });
     expect(settled.map((s) => s.outcome)).toEqual(writersStarted.map(() => 'success'));
-    // One rebuild, on overflow, rendered from a checkpoint.
-    expect(inputs.filter((r) => r.type === 'rebuild.requested').map((r) => (r.payload as { reason: string }).reason)).toEqual(['overflow']);
-    expect(published.filter((e) => e.type === 'rebuild.completed').map((e) => e['outcome'])).toEqual(['rebuilt']);
+    // Two rebuilds, on overflow, each rendered from a checkpoint.
+    expect(inputs.filter((r) => r.type === 'rebuild.requested').map((r) => (r.payload as { reason: string }).reason)).toEqual(['overflow', 'overflow']);
+    expect(published.filter((e) => e.type === 'rebuild.completed').map((e) => e['outcome'])).toEqual(['rebuilt', 'rebuilt']);
     const rendered = inputs.find((r) => r.type === 'rebuild.rendered')?.payload as { ok: boolean; tailIds: string[] } | undefined;
     expect(rendered?.ok).toBe(true);
     const tailLength = rendered?.tailIds.length ?? 0;
@@ -352,12 +355,15 @@ describe('pi through the gateway', () => {
     const firstPrompt = JSON.stringify(bodies[0]?.messages[1]);
     const rewrittenFrom = bodies.findIndex((b) => JSON.stringify(b.messages[1]) !== firstPrompt);
     expect(rewrittenFrom).toBe(9);
+    // The second rewrite: a new boundary message.
+    const secondRewrite = bodies.findIndex((b, i) => i > rewrittenFrom && JSON.stringify(b.messages[1]) !== JSON.stringify(bodies[rewrittenFrom]?.messages[1]));
+    expect(secondRewrite).toBe(13);
     for (let i = 1; i < bodies.length; i++) {
       const before = bodies[i - 1]?.messages ?? [];
       const now = bodies[i]?.messages ?? [];
       expect(JSON.stringify(now[0])).toBe(system);
       // Append-only, except at the rewrite: there the history before pi's newest messages gave way to the rebuilt context.
-      if (i !== rewrittenFrom) expect(JSON.stringify(now.slice(0, before.length))).toBe(JSON.stringify(before));
+      if (i !== rewrittenFrom && i !== secondRewrite) expect(JSON.stringify(now.slice(0, before.length))).toBe(JSON.stringify(before));
       // Its newest message: the prompt that starts a turn, else the result of the call before.
       const prompt = START.findIndex((s) => s === i);
       const newest = now.at(-1);
@@ -366,14 +372,20 @@ describe('pi through the gateway', () => {
     }
     const rewritten = bodies[rewrittenFrom];
     if (rewritten === undefined) throw new Error('no request was rewritten');
-    expect(rewritten.messages).toHaveLength(2 + tailLength);
+    // System, boundary, the preserved tail, and verbatim the `cat` output pi had just got (the model had not seen it).
+    expect(rewritten.messages).toHaveLength(2 + tailLength + 1);
+    const fresh = rewritten.messages.at(-1);
+    expect(fresh?.tool_call_id).toBe(callId(8));
+    expect(textOf(fresh?.content)).toContain("export const MODULE = 'report';");
+    expect(textOf(fresh?.content)).not.toContain('content cleared');
     const boundaryText = textOf(rewritten.messages[1]?.content);
     expect(rewritten.messages[1]?.role).toBe('user');
     expect(boundaryText).toContain('## Session checkpoint');
     expect(boundaryText).toContain('## Recent user input (verbatim)');
     expect(piRequests[rewrittenFrom]?.rawBody).not.toContain(callId(0));
     // pi saw the usage of what was sent: its context fell at the rewrite.
-    expect(contextOf(rewrittenFrom)).toBeLessThan(contextOf(rewrittenFrom - 1) / 2);
+    expect(contextOf(rewrittenFrom)).toBeLessThan(contextOf(rewrittenFrom - 1));
+    expect(contextOf(secondRewrite)).toBeLessThan(contextOf(secondRewrite - 1) / 2);
     // Every user message pi sent survives every rewritten request (in the rebuilt context or after it).
     for (let i = rewrittenFrom; i < piRequests.length; i++) {
       const sent = PROMPTS.filter((_, p) => (START[p] as number) <= i);
@@ -413,7 +425,7 @@ describe('pi through the gateway', () => {
       expect(perf?.type === 'writer.cache_perf' ? perf.cache_hit_rate : 0).toBeGreaterThan(0.6);
     }
     // The writers after the rebuild forked from the rewritten bytes (system + rebuilt context + pi's later messages).
-    expect(sources.map((i) => i >= rewrittenFrom)).toEqual([false, false, false, true, true, true]);
+    expect(sources.map((i) => i >= rewrittenFrom)).toEqual([false, false, false, true, true, true, true]);
 
     const verified = verifySession(log, SESSION);
     expect(verified.divergence).toBeNull();

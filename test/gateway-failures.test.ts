@@ -296,6 +296,9 @@ describe('gateway: an agent that leaves while its context is rebuilt', () => {
     const sent = rig.tap.exchanges.at(-1)?.body.toString('utf8') ?? '';
     expect(sent).toContain('## Checkpoint');
     expect((JSON.parse(sent) as { messages: unknown[] }).messages.length).toBeLessThan(history.length - 1);
+    // The retry's new message (what followed the newest assistant message) is recorded once its reply is complete,
+    // just after the agent got it.
+    await until(() => recordedMessages(rig.log, sid).length >= history.length - 2);
     const recorded = recordedMessages(rig.log, sid);
     expect(recorded).toHaveLength(history.length - 2);
     expectRecordedOnce(recorded);

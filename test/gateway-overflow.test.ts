@@ -85,6 +85,12 @@ describe('gateway overflow rewrite (over a real nats-server, writers in fork mod
       expect(String(first.sent[1]?.content)).toMatch(/^## Checkpoint/);
       expect(first.sent.length).toBeLessThan(first.historyLength);
       for (const m of first.sent) for (const field of ['id', 'agent_id', 'usage', 'finish_reason', 'created_at']) expect(m).not.toHaveProperty(field);
+      // What follows the newest assistant message (the tool output the model has not seen yet) goes verbatim after
+      // the rebuilt context, not cleared like an old tool output.
+      const asked = history.slice(0, first.historyLength);
+      const unanswered = asked.slice(asked.map((m) => m.role).lastIndexOf('assistant') + 1);
+      expect(unanswered.length).toBeGreaterThan(0);
+      expect(first.sent.slice(-unanswered.length)).toEqual(unanswered);
       // The usage the agent sees is the rewritten request's: far below the usage that overflowed.
       expect(first.usage).toBeLessThan((calls[at - 1]?.usage ?? 0) / 2);
       // Every byte but the `messages` member is the agent's.

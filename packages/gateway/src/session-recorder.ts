@@ -136,18 +136,36 @@ export class SessionRecorder {
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
     if (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow) {
-      // Overflow: the daemon needs every message so far, then replaces the history with its rebuilt context.
-      await this.append(session, toAppend);
-      const rebuilt = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
-      if (rebuilt.context.length > 0) {
-        session.substitution = { agentLength: history.length, context: rebuilt.context.map(toProviderMessage) };
-        session.pending = null;
-        session.rewrites++;
-        this.#o.log('info', 'rebuilt the context on overflow', { session: key, outcome: rebuilt.outcome, covered: rebuilt.covered_up_to });
-      }
-      return { session, body: this.#rewrite(session, bytes, system, history), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null };
+      return await this.#overflow(session, bytes, system, history, toAppend);
     }
     return { session, body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null };
+  }
+
+  /**
+   * Overflow: the daemon gets the history up to the newest assistant message and replaces it with its rebuilt
+   * context; what follows that message (the tool results the model has not seen yet, a new prompt) goes upstream
+   * verbatim after the context and is recorded once the call succeeds — a rebuild clears old tool outputs, and these
+   * are not old. A rebuild that fails leaves the earlier substitution (if any) in place.
+   */
+  async #overflow(session: GatewaySession, bytes: Uint8Array, system: readonly ChatMessage[], history: readonly ChatMessage[], toAppend: readonly Recorded[]): Promise<Prepared> {
+    let newestAssistant = history.length - 1;
+    while (newestAssistant >= 0 && history[newestAssistant]?.role !== 'assistant') newestAssistant--;
+    const cut = Math.max(session.recorded.length, newestAssistant + 1);
+    const before = toAppend.slice(0, cut - session.recorded.length);
+    const after = toAppend.slice(before.length);
+    await this.append(session, before);
+    try {
+      const rebuilt = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+      if (rebuilt.context.length > 0) {
+        session.substitution = { agentLength: cut, context: rebuilt.context.map(toProviderMessage) };
+        session.pending = null;
+        session.rewrites++;
+        this.#o.log('info', 'rebuilt the context on overflow', { session: session.key, outcome: rebuilt.outcome, covered: rebuilt.covered_up_to });
+      }
+    } catch (err) {
+      this.#o.log('warn', 'the rebuild failed: the request goes on the context it had', { session: session.key, error: err instanceof Error ? err.message : String(err) });
+    }
+    return { session, body: this.#rewrite(session, bytes, system, history), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null };
   }
 
   /** The history messages not recorded yet, as daemon messages (the pending reply's facts on its echo). */
