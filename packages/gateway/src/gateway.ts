@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { StreamedReply, isUsageOnlyEvent, replyOfCompletion, sseEventEnd, type ChatReply } from './chat-reply.ts';
 import { parseChatRequest, type ChatRequest } from './chat-request.ts';
 import { setMember } from './json-splice.ts';
+import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
 import { isChatCompletions, parseRoute } from './route.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
@@ -168,7 +169,23 @@ export class BatonGateway {
         await this.#forward(req, res, route.upstreamPath, body, null);
         return;
       }
-      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared });
+      const refused = await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared, mayRebuild: true });
+      if (refused === null) return;
+      // The provider says the prompt is over the window (the estimate from reported usage missed it: a gateway that
+      // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
+      this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
+      try {
+        prepared = await this.#recorder.prepare(key, chat, body, true);
+      } catch (err) {
+        this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
+        relay(res, refused);
+        return;
+      }
+      if (!prepared.rebuilt) {
+        relay(res, refused);
+        return;
+      }
+      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared, mayRebuild: false });
     });
   }
 
@@ -188,10 +205,10 @@ export class BatonGateway {
     res: ServerResponse,
     path: string,
     body: Uint8Array | null,
-    recorded: { key: string; owner: string; chat: ChatRequest; prepared: Prepared } | null,
-  ): Promise<void> {
+    recorded: { key: string; owner: string; chat: ChatRequest; prepared: Prepared; mayRebuild: boolean } | null,
+  ): Promise<Refusal | null> {
     // The agent may have gone while the call waited (its session's previous call, a rebuild): then nothing is sent.
-    if (res.destroyed) return;
+    if (res.destroyed) return null;
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -211,9 +228,16 @@ export class BatonGateway {
     try {
       upstream = await this.#upstream.send(req.method ?? 'GET', path, headers, sent, abort.signal);
     } catch (err) {
-      if (abort.signal.aborted) return;
+      if (abort.signal.aborted) return null;
       sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
-      return;
+      return null;
+    }
+    if (recorded?.mayRebuild === true && mayBeContextOverflow(upstream.statusCode)) {
+      // Read the (small) error before relaying it: a prompt-too-long is answered with a rebuild instead.
+      const refusal: Refusal = { status: upstream.statusCode, headers: downstreamHeaders(upstream.headers), body: await readAtMost(upstream.body, MAX_ERROR_BYTES) };
+      if (isContextOverflowError(refusal.status, refusal.body)) return refusal;
+      relay(res, refusal);
+      return null;
     }
     res.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
     res.flushHeaders();
@@ -253,21 +277,46 @@ export class BatonGateway {
       // The agent went away, or the upstream broke off: the call is not complete, so its reply is not recorded.
       this.#log('debug', 'relay ended early', { error: err instanceof Error ? err.message : String(err) });
       res.destroy();
-      return;
+      return null;
     }
     // Only a complete call is recorded: one that failed, broke off or was abandoned by the agent leaves the session as
     // it was, and its messages are appended with the agent's next call (which carries them again).
-    if (recorded === null || session === undefined || !ok || abort.signal.aborted) return;
+    if (recorded === null || session === undefined || !ok || abort.signal.aborted) return null;
     const reply: ChatReply | null = streamed !== null ? (streamed.complete ? streamed.reply() : null) : replyOfCompletion(parseJson(Buffer.concat(chunks)));
-    if (reply === null) return;
+    if (reply === null) return null;
     try {
       await this.#recorder.append(session, recorded.prepared.toAppend);
     } catch (err) {
       this.#log('warn', 'the daemon refused a recorded call', { session: recorded.key, error: err instanceof Error ? err.message : String(err) });
-      return;
+      return null;
     }
     this.#recorder.completed(session, recorded.prepared.replyIndex, reply);
+    return null;
   }
+}
+
+/** An upstream error held back from the agent (read whole, so it can still be relayed as it came). */
+interface Refusal {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Buffer;
+}
+
+function relay(res: ServerResponse, refusal: Refusal): void {
+  if (res.destroyed) return;
+  res.writeHead(refusal.status, refusal.headers);
+  res.end(refusal.body);
+}
+
+/** Reads a body up to `limit` bytes (the rest is dropped). */
+async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks);
 }
 
 function parseJson(bytes: Buffer): unknown {

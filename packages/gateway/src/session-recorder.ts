@@ -45,8 +45,10 @@ export interface Prepared {
   readonly toAppend: readonly Recorded[];
   /** Where the agent's echo of this call's reply will sit in its history. */
   readonly replyIndex: number;
-  /** The messages the upstream received (for the overflow rewrite check and the writer fork). */
+  /** Whether the request goes upstream rewritten onto a rebuilt context. */
   readonly rewritten: boolean;
+  /** Whether preparing it rebuilt the context (a new substitution). */
+  readonly rebuilt: boolean;
 }
 
 export interface RecorderOptions {
@@ -106,9 +108,10 @@ export class SessionRecorder {
   /**
    * Before forwarding: follows the session to this request (opening it, or a new slice when the agent rewrote its
    * history), and when the conversation overflows the usable window, records what is new, asks the daemon for a
-   * rebuild and rewrites the request. Returns the bytes to forward and what to append once the call succeeded.
+   * rebuild and rewrites the request — also when `tooLong`: the upstream refused it as longer than the window. Returns
+   * the bytes to forward and what to append once the call succeeded.
    */
-  async prepare(key: string, req: ChatRequest, bytes: Uint8Array): Promise<Prepared> {
+  async prepare(key: string, req: ChatRequest, bytes: Uint8Array, tooLong = false): Promise<Prepared> {
     const { system, history } = splitHistory(req.messages);
     const slices = this.#slices.get(key) ?? [];
     // The slice this history continues, the one that recorded most when several do. Each conversation under one key
@@ -135,10 +138,10 @@ export class SessionRecorder {
     const added = toAppend.reduce((sum, r) => sum + Math.ceil(JSON.stringify(r.message).length / 4), 0);
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
-    if (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow) {
+    if (tooLong || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
       return await this.#overflow(session, bytes, system, history, toAppend);
     }
-    return { session, body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null };
+    return { session, body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt: false };
   }
 
   /**
@@ -154,18 +157,20 @@ export class SessionRecorder {
     const before = toAppend.slice(0, cut - session.recorded.length);
     const after = toAppend.slice(before.length);
     await this.append(session, before);
+    let rebuilt = false;
     try {
-      const rebuilt = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
-      if (rebuilt.context.length > 0) {
-        session.substitution = { agentLength: cut, context: rebuilt.context.map(toProviderMessage) };
+      const reply = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+      if (reply.context.length > 0) {
+        session.substitution = { agentLength: cut, context: reply.context.map(toProviderMessage) };
         session.pending = null;
         session.rewrites++;
-        this.#o.log('info', 'rebuilt the context on overflow', { session: session.key, outcome: rebuilt.outcome, covered: rebuilt.covered_up_to });
+        rebuilt = true;
+        this.#o.log('info', 'rebuilt the context on overflow', { session: session.key, outcome: reply.outcome, covered: reply.covered_up_to });
       }
     } catch (err) {
       this.#o.log('warn', 'the rebuild failed: the request goes on the context it had', { session: session.key, error: err instanceof Error ? err.message : String(err) });
     }
-    return { session, body: this.#rewrite(session, bytes, system, history), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null };
+    return { session, body: this.#rewrite(session, bytes, system, history), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
   }
 
   /** The history messages not recorded yet, as daemon messages (the pending reply's facts on its echo). */
