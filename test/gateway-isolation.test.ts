@@ -140,4 +140,14 @@ describe('gateway session isolation', () => {
     }
     expect(JSON.stringify(recordedMessages(rig.log, sid))).not.toContain('invoice.ts');
   });
+
+  it('opens the session in the project the agent names in x-baton-project, else in the gateway\'s', async () => {
+    const named = new SdkAgent({ baseURL: rig.sessionURL('proj-named'), apiKey: KEY_A, system: SYSTEM, headers: { 'x-baton-project': 'warehouse' } });
+    const plain = new SdkAgent({ baseURL: rig.sessionURL('proj-plain'), apiKey: KEY_A, system: SYSTEM, headers: { 'x-baton-project': 'not a/project' } });
+    await named.turn();
+    await plain.turn();
+    const projectOf = (sid: string): unknown => ([...rig.log.read(`session/${sid}`)][0]?.payload as { request: { project_id: string } }).request.project_id;
+    expect(projectOf('proj-named')).toBe('warehouse');
+    expect(projectOf('proj-plain')).toBe('default');
+  });
 });

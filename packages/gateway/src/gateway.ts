@@ -145,6 +145,7 @@ export class BatonGateway {
     }
     const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
     const key = sessionKeyOf(route.sessionId, req.headers, chat, owner);
+    const projectId = projectOf(req.headers);
     if (this.#recorder.isSideCall(key, chat)) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
@@ -162,7 +163,7 @@ export class BatonGateway {
       }
       let prepared: Prepared;
       try {
-        prepared = await this.#recorder.prepare(key, chat, body);
+        prepared = await this.#recorder.prepare(key, chat, body, { projectId });
       } catch (err) {
         // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
         this.#log('warn', 'forwarding without recording', { session: key, error: err instanceof Error ? err.message : String(err) });
@@ -175,7 +176,7 @@ export class BatonGateway {
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, chat, body, true);
+        prepared = await this.#recorder.prepare(key, chat, body, { projectId, tooLong: true });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);
@@ -325,6 +326,15 @@ function parseJson(bytes: Buffer): unknown {
   } catch {
     return null;
   }
+}
+
+const PROJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** The project an agent names in `x-baton-project` (null when it names none, or none usable as a project id). */
+function projectOf(headers: IncomingMessage['headers']): string | null {
+  const value = headers['x-baton-project'];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text !== undefined && PROJECT_ID.test(text) ? text : null;
 }
 
 /** A digest of a request's credential: sessions are bound to it; the credential itself is never kept. */

@@ -90,12 +90,12 @@ export class SessionRecorder {
     return session !== undefined && session.model !== req.model;
   }
 
-  async #open(key: string, sessionId: string, req: ChatRequest, system: readonly ChatMessage[]): Promise<{ usableWindow: number }> {
+  async #open(key: string, sessionId: string, req: ChatRequest, system: readonly ChatMessage[], projectId: string | null): Promise<{ usableWindow: number }> {
     const prompt = systemPrompt(system);
     if (prompt === null) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
     const opened = await this.#o.client.open({
       session_id: sessionId,
-      project_id: this.#o.projectId,
+      project_id: projectId ?? this.#o.projectId,
       agent: 'gateway',
       model: { id: req.model, context_window: this.#o.contextWindow(req.model) },
       ...(prompt !== null && prompt.length > 0 ? { system: prompt } : {}),
@@ -106,12 +106,13 @@ export class SessionRecorder {
   }
 
   /**
-   * Before forwarding: follows the session to this request (opening it, or a new slice when the agent rewrote its
-   * history), and when the conversation overflows the usable window, records what is new, asks the daemon for a
+   * Before forwarding: follows the session to this request (opening it in `projectId`, default the gateway's, or a
+   * new slice when the agent rewrote its history), and when the conversation overflows the usable window, records what is new, asks the daemon for a
    * rebuild and rewrites the request — also when `tooLong`: the upstream refused it as longer than the window. Returns
    * the bytes to forward and what to append once the call succeeded.
    */
-  async prepare(key: string, req: ChatRequest, bytes: Uint8Array, tooLong = false): Promise<Prepared> {
+  async prepare(key: string, req: ChatRequest, bytes: Uint8Array, options: { projectId?: string | null; tooLong?: boolean } = {}): Promise<Prepared> {
+    const tooLong = options.tooLong ?? false;
     const { system, history } = splitHistory(req.messages);
     const slices = this.#slices.get(key) ?? [];
     // The slice this history continues, the one that recorded most when several do. Each conversation under one key
@@ -126,7 +127,7 @@ export class SessionRecorder {
       const slice = (slices.at(-1)?.slice ?? -1) + 1;
       const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
       if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
-      const { usableWindow } = await this.#open(key, daemonSessionId, req, system);
+      const { usableWindow } = await this.#open(key, daemonSessionId, req, system, options.projectId ?? null);
       session = { key, daemonSessionId, slice, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0 };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
