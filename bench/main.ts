@@ -49,6 +49,9 @@ function unavailable(label: string): TargetCheck[] {
 const memoryStore = lazyModule(() => import('./memory-store.bench.ts'));
 const writers = lazyModule(() => import('./writers.bench.ts'));
 const rebuild = lazyModule(() => import('./rebuild.bench.ts'));
+const concurrency = lazyModule(() => import('./concurrency.bench.ts'));
+const memory = lazyModule(() => import('./memory.bench.ts'));
+const sessionLoad = lazyModule(() => import('./session-load.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -70,6 +73,21 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'rebuild',
     run: async () => (await rebuild.load()).benchRebuild(),
     targets: (section) => rebuild.get()?.rebuildTargets(section) ?? unavailable('rebuild'),
+  },
+  {
+    name: 'concurrency',
+    run: async () => (await concurrency.load()).benchConcurrency(),
+    targets: (section) => concurrency.get()?.concurrencyTargets(section) ?? unavailable('concurrency'),
+  },
+  {
+    name: 'memory',
+    run: async () => (await memory.load()).benchMemory(),
+    targets: (section) => memory.get()?.memoryTargets(section) ?? unavailable('memory'),
+  },
+  {
+    name: 'session-load',
+    run: async () => (await sessionLoad.load()).benchSessionLoad(),
+    targets: (section) => sessionLoad.get()?.sessionLoadTargets(section) ?? unavailable('session load'),
   },
 ];
 
