@@ -1,8 +1,10 @@
 import { BatonGateway } from '@baton/gateway';
-import { verifySession } from '@baton/runtime';
+import { readTimeline, verifySession } from '@baton/runtime';
 import type { RecordedRequest, ScriptStep } from '@baton/testing';
 import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rewrittenRequests } from '../packages/cli/src/format/rewritten-requests.ts';
+import { timelineHeader, timelineLine } from '../packages/cli/src/format/timeline-format.ts';
 import { SdkAgent, agentResponder, isWriterRequest } from './support/gateway-agent.ts';
 import { recordTypes, recordedMessages, startGatewayRig, until, type GatewayRig } from './support/gateway-rig.ts';
 
@@ -85,6 +87,23 @@ describe('gateway: the provider says the prompt is too long', () => {
     const recorded = recordedMessages(rig.log, sid);
     expect(new Set(recorded.map((m) => m.id)).size).toBe(recorded.length);
     expect(verifySession(rig.log, sid).divergence).toBeNull();
+
+    // `baton replay` shows which calls went upstream rewritten: every call recorded after the first rebuild, on the
+    // rebuild it was sent on (the calls before the first one went as the agent sent them).
+    const timeline = readTimeline(rig.log, sid);
+    const rewritten = rewrittenRequests(timeline);
+    const appends = timeline.entries.filter((e) => e.writerId === null && e.type === 'messages.appended');
+    const rendered = timeline.entries.filter((e) => e.writerId === null && e.type === 'rebuild.rendered').map((e) => e.seq);
+    expect(rendered).toHaveLength(rebuildsBefore + 1);
+    for (const e of appends) {
+      const onto = rendered.filter((seq) => seq < e.seq).length;
+      expect(rewritten.get(e.seq)).toBe(onto === 0 ? undefined : onto);
+    }
+    expect(rewritten.size).toBeGreaterThan(0);
+    expect(rewritten.size).toBeLessThan(appends.length);
+    expect(timelineHeader(timeline).join('\n')).toContain(`recorded by the gateway: ${appends.length} calls, ${rewritten.size} sent upstream rewritten onto ${rendered.length} rebuilt contexts`);
+    const marked = timeline.entries.map((e) => timelineLine(e, timeline, rewritten)).filter((line) => line.includes('sent rewritten onto rebuilt context'));
+    expect(marked).toHaveLength(rewritten.size);
   });
 
   it('relays a bad request that is not about the context as it came', async () => {

@@ -9,6 +9,7 @@ import {
   type VerifyResult,
 } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
+import { rewrittenRequests } from '../format/rewritten-requests.ts';
 import { timelineHeader, timelineJson, timelineLine } from '../format/timeline-format.ts';
 
 export interface ReplayOptions {
@@ -70,11 +71,12 @@ export async function runReplay(sessionId: string, options: ReplayOptions, io: C
       return result.divergence === null ? REPLAY_EXIT.ok : REPLAY_EXIT.divergence;
     }
     const timeline = readTimeline(log, sessionId);
+    const rewritten = rewrittenRequests(timeline);
     if (options.json) {
-      for (const entry of timeline.entries) io.out(timelineJson(entry));
+      for (const entry of timeline.entries) io.out(timelineJson(entry, rewritten));
     } else {
       for (const line of timelineHeader(timeline)) io.out(line);
-      for (const entry of timeline.entries) io.out(timelineLine(entry, timeline));
+      for (const entry of timeline.entries) io.out(timelineLine(entry, timeline, rewritten));
     }
     return REPLAY_EXIT.ok;
   } catch (err) {
