@@ -1,4 +1,5 @@
-import type { ErrorSpec, ReplySpec } from './types.ts';
+import type { ResolvedReply } from './resolve-reply.ts';
+import type { ErrorSpec } from './types.ts';
 
 /** The usage block of a completion, OpenAI-shaped. */
 export interface WireUsage {
@@ -7,14 +8,6 @@ export interface WireUsage {
   readonly total_tokens: number;
   readonly prompt_tokens_details: { readonly cached_tokens: number };
   readonly completion_tokens_details: { readonly reasoning_tokens: number };
-}
-
-/** A reply with every default applied and tool-call ids assigned. */
-export interface ResolvedReply {
-  readonly content: string | null;
-  readonly reasoning: string | undefined;
-  readonly toolCalls: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
-  readonly finishReason: string;
 }
 
 /** Completion metadata shared by the JSON and SSE encodings. */
@@ -33,30 +26,6 @@ const DEFAULT_ERROR_TYPES: Readonly<Record<number, string>> = {
   422: 'invalid_request_error',
   429: 'rate_limit_error',
 };
-
-/** Applies the {@link ReplySpec} defaults; missing tool-call ids become `call_<requestIndex>_<n>`. */
-export function resolveReply(spec: ReplySpec, requestIndex: number): ResolvedReply {
-  const toolCalls = (spec.tool_calls ?? []).map((call, n) => ({
-    id: call.id ?? `call_${requestIndex}_${n}`,
-    name: call.name,
-    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-  }));
-  const hasCalls = toolCalls.length > 0;
-  return {
-    content: spec.content !== undefined ? spec.content : hasCalls ? null : '',
-    reasoning: spec.reasoning,
-    toolCalls,
-    finishReason: spec.finish_reason ?? (hasCalls ? 'tool_calls' : 'stop'),
-  };
-}
-
-/** The pieces of a reply whose tokens count as completion tokens. */
-export function completionTexts(reply: ResolvedReply): { texts: string[]; reasoning: string } {
-  const texts: string[] = [];
-  if (reply.content !== null) texts.push(reply.content);
-  for (const call of reply.toolCalls) texts.push(call.name, call.arguments);
-  return { texts, reasoning: reply.reasoning ?? '' };
-}
 
 function wireToolCalls(reply: ResolvedReply): object[] {
   return reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
@@ -78,7 +47,8 @@ export function completionBody(meta: CompletionMeta, reply: ResolvedReply, usage
   };
 }
 
-function halves(text: string): string[] {
+/** `text` in two pieces (one when shorter than 2), so streaming clients exercise their accumulation. */
+export function halves(text: string): string[] {
   if (text.length < 2) return [text];
   const cut = Math.ceil(text.length / 2);
   return [text.slice(0, cut), text.slice(cut)];

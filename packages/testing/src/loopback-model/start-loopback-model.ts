@@ -1,28 +1,30 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { chatRequestSchema, type ChatRequest } from './chat-request.ts';
+import { BreakpointCache } from './breakpoint-cache.ts';
 import { extractiveStep } from './extractive/extractive-writer.ts';
+import { readBody, sendJson } from './http-io.ts';
 import {
-  completionBody,
-  completionTexts,
-  errorBody,
-  resolveReply,
-  streamChunks,
-  type WireUsage,
-} from './openai-wire.ts';
+  parseAnthropicRequest,
+  parseChatRequest,
+  parseCountTokensRequest,
+  parseResponsesRequest,
+  type ParsedRequest,
+  type ParseResult,
+} from './parse-request.ts';
 import { PrefixCache } from './prefix-cache.ts';
+import { Sleeps } from './sleeps.ts';
 import type {
   ErrorSpec,
+  LoopbackApi,
   LoopbackModel,
   LoopbackModelOptions,
   LoopbackStats,
   RecordedRequest,
-  ReplySpec,
   Responder,
   ScriptStep,
 } from './types.ts';
+import { errorBodyFor, writeReply, type ReplyContext } from './write-reply.ts';
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
 // A function step may return another function; bound the chain so a buggy responder cannot loop forever.
 const MAX_STEP_DEPTH = 16;
 /** A step that answers by itself (functions and delays resolved). */
@@ -30,57 +32,43 @@ type TerminalStep = Exclude<ScriptStep, Responder | { readonly delayMs: number }
 
 const EXHAUSTED: ErrorSpec = { status: 500, message: 'loopback script exhausted', type: 'server_error', code: 'loopback_script_exhausted' };
 
-/** A cancellable set of sleeps: `close()` wakes every sleeper so no timer outlives the server. */
-class Sleeps {
-  readonly #pending = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
-  sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const entry = { timer: setTimeout(() => { this.#pending.delete(entry); resolve(); }, ms), wake: resolve };
-      this.#pending.add(entry);
-    });
-  }
-  wakeAll(): void {
-    for (const entry of this.#pending) { clearTimeout(entry.timer); entry.wake(); }
-    this.#pending.clear();
-  }
+/** A model endpoint: the API it speaks and how its body is checked. */
+interface Route {
+  readonly api: LoopbackApi;
+  readonly parse: (value: unknown) => ParseResult<ParsedRequest>;
 }
 
-function sendJson(res: ServerResponse, status: number, body: object, headers: Readonly<Record<string, string>> = {}): void {
-  if (res.destroyed || res.writableEnded) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
+const ROUTES: Readonly<Record<string, Route>> = {
+  '/v1/chat/completions': { api: 'openai-chat', parse: parseChatRequest },
+  '/chat/completions': { api: 'openai-chat', parse: parseChatRequest },
+  '/v1/responses': { api: 'openai-responses', parse: parseResponsesRequest },
+  '/responses': { api: 'openai-responses', parse: parseResponsesRequest },
+  '/v1/messages': { api: 'anthropic-messages', parse: parseAnthropicRequest },
+  '/messages': { api: 'anthropic-messages', parse: parseAnthropicRequest },
+};
 
-function readBody(req: IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', () => resolve(undefined));
-  });
-}
+const COUNT_TOKENS_PATHS = new Set(['/v1/messages/count_tokens', '/messages/count_tokens']);
 
-/** Serialized prompt pieces: model + tools first, then each message exactly as sent (cache key order). */
-function promptPieces(body: ChatRequest): string[] {
-  return [JSON.stringify({ model: body.model, tools: body.tools ?? [] }), ...body.messages.map((m) => JSON.stringify(m))];
+/** Whether an unrouted request looks like an Anthropic client's (its errors then take Anthropic's shape). */
+function speaksAnthropic(req: IncomingMessage, path: string): boolean {
+  return req.headers['anthropic-version'] !== undefined || path.startsWith('/v1/messages') || path.startsWith('/messages');
 }
 
 /**
- * Starts a loopback OpenAI-compatible model server on 127.0.0.1 serving `POST /v1/chat/completions` (JSON, or SSE
- * when `stream: true`) and `GET /v1/models`. Answers come from the script, then the responder, then the mode's
- * default (see {@link LoopbackModelOptions.mode}). Every completion carries real o200k `usage` with simulated prefix
- * cache hits. Bad input gets an OpenAI-shaped 400; an internal failure a 500 — the server never crashes.
+ * Starts a loopback model server on 127.0.0.1 speaking three provider APIs: OpenAI chat completions
+ * (`POST /v1/chat/completions`), OpenAI Responses (`POST /v1/responses`) and Anthropic Messages
+ * (`POST /v1/messages`, any `?beta=true` query, plus `POST /v1/messages/count_tokens`), each also without the `/v1`
+ * prefix, each as JSON or as SSE when `stream: true`; and `GET /v1/models`. Answers come from the script, then the
+ * responder, then the mode's default (see {@link LoopbackModelOptions.mode}), and render in the request's API. Every
+ * reply carries real o200k usage with that API's simulated prompt cache. Bad input gets a 400 and an internal failure
+ * a 500, in the API's error shape — the server never crashes. Credentials and version headers are not checked.
  */
 export async function startLoopbackModel(options: LoopbackModelOptions): Promise<LoopbackModel> {
   const latencyMs = options.latencyMs ?? 0;
   const now = options.now ?? Date.now;
-  const cache = new PrefixCache({ blockTokens: options.cacheBlockTokens ?? 128, minCachedTokens: options.minCachedTokens ?? 1024 });
+  const minCachedTokens = options.minCachedTokens ?? 1024;
+  const prefixCache = new PrefixCache({ blockTokens: options.cacheBlockTokens ?? 128, minCachedTokens });
+  const breakpointCache = new BreakpointCache((text) => prefixCache.count(text), minCachedTokens);
   const queue: ScriptStep[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -89,6 +77,19 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
   let responder: Responder | undefined;
   let stats: LoopbackStats = { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
   let closed = false;
+  const replyContext: ReplyContext = {
+    prefixCache,
+    breakpointCache,
+    now,
+    addUsage: (usage) => {
+      stats = {
+        calls: stats.calls + 1,
+        promptTokens: stats.promptTokens + usage.prompt,
+        cachedTokens: stats.cachedTokens + usage.cached,
+        completionTokens: stats.completionTokens + usage.completion,
+      };
+    },
+  };
 
   async function resolveStep(step: ScriptStep, request: RecordedRequest, depth = 0): Promise<TerminalStep> {
     if (depth > MAX_STEP_DEPTH) return { error: { status: 500, message: 'loopback responder recursion too deep' } };
@@ -108,59 +109,32 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
     return { error: EXHAUSTED };
   }
 
-  function sendReply(res: ServerResponse, request: RecordedRequest, spec: ReplySpec): void {
-    const reply = resolveReply(spec, request.index);
-    const measure = cache.observe(promptPieces(request.body));
-    const { texts, reasoning } = completionTexts(reply);
-    const reasoningTokens = reasoning === '' ? 0 : cache.count(reasoning);
-    const completionTokens = texts.reduce((sum, t) => sum + cache.count(t), 0) + reasoningTokens;
-    const usage: WireUsage = {
-      prompt_tokens: measure.promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: measure.promptTokens + completionTokens,
-      prompt_tokens_details: { cached_tokens: measure.cachedTokens },
-      completion_tokens_details: { reasoning_tokens: reasoningTokens },
-    };
-    stats = {
-      calls: stats.calls + 1,
-      promptTokens: stats.promptTokens + measure.promptTokens,
-      cachedTokens: stats.cachedTokens + measure.cachedTokens,
-      completionTokens: stats.completionTokens + completionTokens,
-    };
-    const meta = { id: `chatcmpl-loopback-${request.index}`, created: Math.floor(now() / 1000), model: request.body.model };
-    if (request.body.stream !== true) {
-      sendJson(res, 200, completionBody(meta, reply, usage));
-      return;
-    }
-    const includeUsage = request.body.stream_options?.include_usage === true;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const chunk of streamChunks(meta, reply, usage, includeUsage)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    res.end('data: [DONE]\n\n');
-  }
-
-  async function handleCompletion(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  /** Reads and parses a JSON body, answering the 413/400 itself (in `api`'s shape) when it cannot. */
+  async function readJson(req: IncomingMessage, res: ServerResponse, api: LoopbackApi): Promise<{ rawBody: string; value: unknown } | undefined> {
     const rawBody = await readBody(req);
     if (rawBody === undefined) {
-      sendJson(res, 413, errorBody({ status: 413, message: 'request body too large or unreadable', type: 'invalid_request_error' }));
-      return;
+      sendJson(res, 413, errorBodyFor(api, { status: 413, message: 'request body too large or unreadable', type: api === 'anthropic-messages' ? 'request_too_large' : 'invalid_request_error' }));
+      return undefined;
     }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(rawBody);
+      return { rawBody, value: JSON.parse(rawBody) as unknown };
     } catch (err) {
-      sendJson(res, 400, errorBody({ status: 400, message: `invalid JSON body: ${(err as Error).message}`, code: 'invalid_json' }));
+      sendJson(res, 400, errorBodyFor(api, { status: 400, message: `invalid JSON body: ${(err as Error).message}`, code: 'invalid_json' }));
+      return undefined;
+    }
+  }
+
+  async function handleCompletion(req: IncomingMessage, res: ServerResponse, path: string, route: Route): Promise<void> {
+    const read = await readJson(req, res, route.api);
+    if (read === undefined) return;
+    const check = route.parse(read.value);
+    if (!check.ok) {
+      sendJson(res, 400, errorBodyFor(route.api, { status: 400, message: check.message, code: 'invalid_request' }));
       return;
     }
-    const check = chatRequestSchema.safeParse(parsed);
-    if (!check.success) {
-      const detail = check.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
-      sendJson(res, 400, errorBody({ status: 400, message: `invalid chat completion request: ${detail}`, code: 'invalid_request' }));
-      return;
-    }
-    // The untransformed parse result is kept (zod output reorders keys), so the cache sees the bytes as sent.
-    const body = parsed as ChatRequest;
-    modelsSeen.add(body.model);
-    const request: RecordedRequest = { index: requests.length, method: req.method ?? 'POST', path, headers: req.headers, rawBody, body };
+    modelsSeen.add(check.value.conversation.model);
+    const base = { index: requests.length, method: req.method ?? 'POST', path, headers: req.headers, rawBody: read.rawBody };
+    const request: RecordedRequest = { ...base, ...check.value };
     requests.push(request);
     const step = await resolveStep(nextStep(request), request);
     if (closed || res.destroyed) return;
@@ -171,27 +145,54 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
     }
     await sleeps.sleep(latencyMs);
     if (closed || res.destroyed) return;
-    if ('error' in step) sendJson(res, step.error.status, errorBody(step.error), step.error.headers);
-    else sendReply(res, request, step.reply);
+    if ('error' in step) {
+      const requestId = route.api === 'anthropic-messages' ? { 'request-id': `req_loopback_${request.index}` } : {};
+      sendJson(res, step.error.status, errorBodyFor(route.api, step.error), { ...requestId, ...step.error.headers });
+    }
+    else writeReply(res, request, step.reply, replyContext);
+  }
+
+  /** `count_tokens`: the prompt's total input tokens, as a Messages call would count them; nothing is recorded. */
+  async function handleCountTokens(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const read = await readJson(req, res, 'anthropic-messages');
+    if (read === undefined) return;
+    const check = parseCountTokensRequest(read.value);
+    if (!check.ok) sendJson(res, 400, errorBodyFor('anthropic-messages', { status: 400, message: check.message }));
+    else sendJson(res, 200, { input_tokens: breakpointCache.count(check.value) });
+  }
+
+  function listModels(req: IncomingMessage, res: ServerResponse): void {
+    req.resume();
+    if (req.headers['anthropic-version'] !== undefined) {
+      const data = [...modelsSeen].map((id) => ({ type: 'model', id, display_name: id, created_at: '1970-01-01T00:00:00Z' }));
+      sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null });
+      return;
+    }
+    const data = [...modelsSeen].map((id) => ({ id, object: 'model', created: 0, owned_by: 'baton-loopback' }));
+    sendJson(res, 200, { object: 'list', data });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) {
-      await handleCompletion(req, res, path);
+    const route = ROUTES[path];
+    if (req.method === 'POST' && route !== undefined) {
+      await handleCompletion(req, res, path, route);
+    } else if (req.method === 'POST' && COUNT_TOKENS_PATHS.has(path)) {
+      await handleCountTokens(req, res);
     } else if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
-      req.resume();
-      const data = [...modelsSeen].map((id) => ({ id, object: 'model', created: 0, owned_by: 'baton-loopback' }));
-      sendJson(res, 200, { object: 'list', data });
+      listModels(req, res);
     } else {
       req.resume();
-      sendJson(res, 404, errorBody({ status: 404, message: `no route for ${req.method ?? '?'} ${path}`, code: 'unknown_url' }));
+      const api = speaksAnthropic(req, path) ? 'anthropic-messages' : 'openai-chat';
+      sendJson(res, 404, errorBodyFor(api, { status: 404, message: `no route for ${req.method ?? '?'} ${path}`, code: 'unknown_url' }));
     }
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      sendJson(res, 500, errorBody({ status: 500, message: `loopback internal error: ${String(err)}` }));
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const api = speaksAnthropic(req, path) ? 'anthropic-messages' : (ROUTES[path]?.api ?? 'openai-chat');
+      sendJson(res, 500, errorBodyFor(api, { status: 500, message: `loopback internal error: ${String(err)}` }));
     });
   });
   server.on('connection', (socket) => {
@@ -229,7 +230,8 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
       requests.length = 0;
       responder = undefined;
       stats = { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
-      cache.clear();
+      prefixCache.clear();
+      breakpointCache.clear();
     },
     close: () => {
       closing ??= new Promise<void>((resolve) => {

@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AnthropicRequest } from './anthropic-request.ts';
 import type { ChatRequest } from './chat-request.ts';
+import type { ConversationView } from './conversation-view.ts';
+import type { ResponsesRequest } from './responses-request.ts';
+
+/** The provider APIs the loopback server speaks. */
+export type LoopbackApi = 'openai-chat' | 'openai-responses' | 'anthropic-messages';
 
 /** A tool call the loopback model answers with. `arguments` objects are JSON-encoded; a missing id is generated. */
 export interface ToolCallSpec {
@@ -8,21 +14,36 @@ export interface ToolCallSpec {
   readonly id?: string;
 }
 
+/** A reasoning item: visible text and the opaque signature a client sends back with it on the next turn. */
+export interface ThinkingSpec {
+  readonly text: string;
+  readonly signature: string;
+}
+
 /**
- * An assistant reply. Defaults: `content` is `null` when there are tool calls, else `''`; `finish_reason` is
- * `'tool_calls'` when there are tool calls, else `'stop'`. `reasoning` is sent as `message.reasoning_content`.
+ * An assistant reply, rendered in the API the request came in. Defaults: `content` is `null` when there are tool
+ * calls, else `''`; `finish_reason` is `'tool_calls'` when there are tool calls, else `'stop'`.
+ * - `reasoning` is chat-only: sent as `message.reasoning_content`.
+ * - `thinking` is for the other two APIs: a Responses `reasoning` item (summary text, `encrypted_content` = the
+ *   signature) before the message, an Anthropic `thinking` block (with its signature) first; chat ignores it.
+ * - `finish_reason` uses chat's words: `stop`, `tool_calls` and `length` become Anthropic's `end_turn`, `tool_use`
+ *   and `max_tokens` (any other value is sent verbatim), and for Responses `length` (or `content_filter`) makes the
+ *   response `incomplete`; anything else there is `completed`.
  */
 export interface ReplySpec {
   readonly content?: string | null;
   readonly reasoning?: string;
+  readonly thinking?: ThinkingSpec;
   readonly tool_calls?: readonly ToolCallSpec[];
   readonly finish_reason?: string;
 }
 
 /**
- * An HTTP error answered with an OpenAI-shaped body `{ error: { message, type, param, code } }`. `type` defaults from
- * the status (400 `invalid_request_error`, 401 `authentication_error`, 403 `permission_error`, 429
- * `rate_limit_error`, 5xx `server_error`); `headers` are added verbatim (e.g. `{ 'retry-after-ms': '10' }`).
+ * An HTTP error, in the shape of the request's API. OpenAI (chat and Responses): `{ error: { message, type, param,
+ * code } }`, `type` defaulting from the status (400 `invalid_request_error`, 401 `authentication_error`, 403
+ * `permission_error`, 429 `rate_limit_error`, 5xx `server_error`). Anthropic: `{ type: 'error', error: { type,
+ * message } }`, `type` defaulting to Anthropic's names (…, 413 `request_too_large`, 500 `api_error`, 529
+ * `overloaded_error`), `code` unused. `headers` are added verbatim (e.g. `{ 'retry-after-ms': '10' }`).
  */
 export interface ErrorSpec {
   readonly status: number;
@@ -51,18 +72,35 @@ export type ScriptStep =
 /** Computes the answer to a request. */
 export type Responder = (request: RecordedRequest) => ScriptStep | Promise<ScriptStep>;
 
-/** A chat-completions request as the loopback server received it. */
-export interface RecordedRequest {
-  /** 0-based arrival order among the chat-completions requests since start (or the last `reset()`). */
+/** What every recorded request carries, whatever its API. */
+interface RecordedRequestBase {
+  /** 0-based arrival order among the model requests (all APIs; not `count_tokens`) since start or `reset()`. */
   readonly index: number;
   readonly method: string;
+  /** The path as requested, without the query string. */
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   /** The body exactly as received. */
   readonly rawBody: string;
-  /** The parsed body (untransformed `JSON.parse` result, validated against {@link ChatRequest}). */
+  /**
+   * The request in chat-completions form. For `openai-chat` it is the parsed body itself (the untransformed
+   * `JSON.parse` result, so `body === wire`); for the other APIs a translation built from {@link conversation}
+   * (instructions or system prompt as a leading system message, tool results as `tool` messages, function tools
+   * as chat tools), so responders written against chat requests read any API.
+   */
   readonly body: ChatRequest;
+  /** The API-neutral view: system text, then each message or item as role, text, tool calls and tool results. */
+  readonly conversation: ConversationView;
 }
+
+/**
+ * A model request as the loopback server received it: `api` tells which API, `wire` is the parsed body in that API's
+ * own shape (the untransformed `JSON.parse` result, validated).
+ */
+export type RecordedRequest =
+  | (RecordedRequestBase & { readonly api: 'openai-chat'; readonly wire: ChatRequest })
+  | (RecordedRequestBase & { readonly api: 'openai-responses'; readonly wire: ResponsesRequest })
+  | (RecordedRequestBase & { readonly api: 'anthropic-messages'; readonly wire: AnthropicRequest });
 
 /** Options of {@link startLoopbackModel}. */
 export interface LoopbackModelOptions {
@@ -75,15 +113,22 @@ export interface LoopbackModelOptions {
   readonly latencyMs?: number;
   /** Fixed port; default an ephemeral one. */
   readonly port?: number;
-  /** Granularity of simulated cache hits, in tokens. Default 128 (like OpenAI). */
+  /** Granularity of simulated OpenAI cache hits, in tokens. Default 128 (like OpenAI). Anthropic is not rounded. */
   readonly cacheBlockTokens?: number;
-  /** Smallest cache hit reported; shorter shared prefixes report 0. Default 1024 (like OpenAI). */
+  /**
+   * Smallest cache hit reported (OpenAI: shorter shared prefixes report 0) and smallest prefix Anthropic caches at a
+   * breakpoint. Default 1024 (like OpenAI, and Anthropic's Sonnet and Opus models).
+   */
   readonly minCachedTokens?: number;
   /** Clock for the `created` field, in ms. Default `Date.now`. */
   readonly now?: () => number;
 }
 
-/** Cumulative usage of the completions answered (errors, stalls and drops carry no usage and are not counted). */
+/**
+ * Cumulative usage of the replies answered in every API (errors, stalls and drops carry no usage and are not
+ * counted). `promptTokens` is all input (Anthropic: uncached + cache writes + cache reads), `cachedTokens` the cache
+ * hits (Anthropic: cache reads), `completionTokens` all output (reasoning and thinking included).
+ */
 export interface LoopbackStats {
   readonly calls: number;
   readonly promptTokens: number;
@@ -91,14 +136,14 @@ export interface LoopbackStats {
   readonly completionTokens: number;
 }
 
-/** A running loopback OpenAI-compatible model server. */
+/** A running loopback model server (OpenAI chat completions and Responses, Anthropic Messages). */
 export interface LoopbackModel {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`, the `baseURL` for `new Anthropic(...)`. */
   readonly url: string;
   /** `url + '/v1'`, the `baseURL` for `new OpenAI(...)`. */
   readonly baseURL: string;
   readonly port: number;
-  /** Every well-formed chat-completions request, in arrival order (live array). */
+  /** Every well-formed model request of any API, in arrival order (live array). */
   readonly requests: readonly RecordedRequest[];
   /** Appends steps to the script (one per request, in order). Same as {@link LoopbackModel.enqueue}. */
   script(...steps: ScriptStep[]): void;
@@ -108,7 +153,7 @@ export interface LoopbackModel {
   /** Sets (or clears with `undefined`) the responder used when the script is empty. */
   setResponder(responder: Responder | undefined): void;
   stats(): LoopbackStats;
-  /** Clears the script, the responder, the recorded requests, the stats and the simulated prefix cache. */
+  /** Clears the script, the responder, the recorded requests, the stats and the simulated prefix caches. */
   reset(): void;
   /** Destroys every open connection (stalled requests included) and stops listening. Idempotent. */
   close(): Promise<void>;
