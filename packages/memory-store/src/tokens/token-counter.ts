@@ -141,10 +141,35 @@ export class TokenCounter {
  */
 function countOrEstimate(count: CountFn, text: string): number {
   try {
-    return count(text, PLAIN_TEXT);
+    return LONG_RUN_PROBE.test(text) ? countInPieces(count, text) : count(text, PLAIN_TEXT);
   } catch {
     return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
   }
+}
+
+/** A run of non-space characters this long is one pre-token, which byte-pair merging handles in quadratic time. */
+const LONG_RUN = 1_000;
+const LONG_RUN_PROBE = new RegExp(`\\S{${LONG_RUN}}`);
+const LONG_RUNS = new RegExp(`\\S{${LONG_RUN},}`, 'g');
+/** Pieces a long run is counted in: close to its real count, in linear time. */
+const RUN_PIECE = 500;
+
+/**
+ * Counts text holding very long runs without spaces (a minified file, base64, a 60 KB line of one character) piece by
+ * piece: the text around the runs as it is, each run in `RUN_PIECE`-character pieces. Counting such a run whole takes
+ * seconds; pieces may differ from the whole count by a token per piece, which is nothing next to the run's size.
+ */
+function countInPieces(count: CountFn, text: string): number {
+  let total = 0;
+  let last = 0;
+  for (const match of text.matchAll(LONG_RUNS)) {
+    const at = match.index;
+    if (at > last) total += count(text.slice(last, at), PLAIN_TEXT);
+    for (let i = 0; i < match[0].length; i += RUN_PIECE) total += count(match[0].slice(i, i + RUN_PIECE), PLAIN_TEXT);
+    last = at + match[0].length;
+  }
+  if (last < text.length) total += count(text.slice(last), PLAIN_TEXT);
+  return total;
 }
 
 /**
