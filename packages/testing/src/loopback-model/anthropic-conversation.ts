@@ -2,6 +2,7 @@ import type { AnthropicMessage, AnthropicPrompt } from './anthropic-request.ts';
 import {
   conversationItem,
   partsText,
+  systemText,
   type ConversationItem,
   type ConversationThinking,
   type ConversationToolCall,
@@ -46,9 +47,13 @@ export function anthropicSystemText(system: AnthropicPrompt['system']): string |
   return typeof system === 'string' ? system : system.map((block) => block.text).join('\n\n');
 }
 
-/** The {@link ConversationView} of a Messages request (one item per message; client tools with an `input_schema`). */
+/**
+ * The {@link ConversationView} of a Messages request: one item per message (a `system`-role message is a system
+ * item, its text part of `system`), client tools with an `input_schema`.
+ */
 export function anthropicConversation(body: AnthropicPrompt & { readonly stream?: boolean | undefined }): ConversationView {
   const instructions = anthropicSystemText(body.system);
+  const items = body.messages.map(anthropicItem);
   const tools = (body.tools ?? []).flatMap((tool) =>
     tool.input_schema === undefined ? [] : [{ name: tool.name, description: tool.description, parameters: tool.input_schema }],
   );
@@ -56,8 +61,8 @@ export function anthropicConversation(body: AnthropicPrompt & { readonly stream?
     model: body.model,
     stream: body.stream === true,
     instructions,
-    system: instructions ?? '',
-    items: body.messages.map(anthropicItem),
+    system: systemText(instructions, items),
+    items,
     tools,
   };
 }

@@ -47,8 +47,9 @@ const blockSchema = z.union([
   otherBlockSchema,
 ]);
 
+// `system` messages in the list are accepted too: the Anthropic SDK in this repository models them.
 const messageSchema = z.looseObject({
-  role: z.enum(['user', 'assistant']),
+  role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(blockSchema)]),
 });
 

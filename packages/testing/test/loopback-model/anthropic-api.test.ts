@@ -71,6 +71,23 @@ describe('loopback model: Anthropic Messages API', () => {
     ]);
   });
 
+  it('accepts system-role messages in the list (as the SDK models them)', async () => {
+    const server = await start();
+    server.script({ reply: { content: 'ok' } });
+    await client(server).messages.create({
+      model: 'm',
+      max_tokens: 10,
+      system: 'Top.',
+      messages: [{ role: 'user', content: 'Hi.' }, { role: 'system', content: [{ type: 'text', text: 'Mid-conversation rule.' }] }],
+    });
+    const view = server.requests[0]?.conversation;
+    expect(view?.system).toBe('Top.\n\nMid-conversation rule.');
+    expect(view?.items.map((i) => [i.role, i.text])).toEqual([
+      ['user', 'Hi.'],
+      ['system', 'Mid-conversation rule.'],
+    ]);
+  });
+
   it('answers thinking and tool_use blocks; reads every block kind back through the neutral view', async () => {
     const server = await start();
     server.script({
