@@ -1,5 +1,5 @@
 import { SessionInputSchema } from '@baton/actors';
-import { OpenObjectSchema, WriterToolsSchema } from '@baton/protocol';
+import { OpenObjectSchema, ProviderApiSchema, WriterHeadersSchema, WriterToolsSchema } from '@baton/protocol';
 import { z } from 'zod';
 
 /**
@@ -10,8 +10,14 @@ export const SessionSetupSchema = z.object({
   input: SessionInputSchema,
   projectId: z.string(),
   model: z.string(),
-  system: z.union([z.string(), z.array(z.string())]).nullable(),
+  /** Absent in sessions recorded before sessions had an API: those are `openai-chat`. */
+  api: ProviderApiSchema.optional(),
+  system: z.union([z.string(), z.array(z.string()), z.array(OpenObjectSchema)]).nullable(),
   tools: z.array(OpenObjectSchema).nullable(),
   writerTools: WriterToolsSchema.nullable(),
+  /** Fields of the agent's requests its fork-mode writers send too (absent: none). */
+  params: OpenObjectSchema.optional(),
+  /** Extra request headers for its writers (absent: none). */
+  headers: WriterHeadersSchema.optional(),
 });
 export type SessionSetup = z.infer<typeof SessionSetupSchema>;

@@ -41,3 +41,13 @@ export type RebuildOutcome = z.infer<typeof RebuildOutcomeSchema>;
 
 export const TaskStatusSchema = z.enum(['open', 'in_progress', 'blocked', 'done', 'abandoned']);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+/**
+ * The provider API a session's agent speaks, and so the shape of its messages and of its writers' requests:
+ * OpenAI chat completions, the OpenAI Responses API, or the Anthropic Messages API.
+ */
+export const ProviderApiSchema = z.enum(['openai-chat', 'openai-responses', 'anthropic-messages']);
+export type ProviderApi = z.infer<typeof ProviderApiSchema>;
+
+/** The API of a session that names none. */
+export const DEFAULT_PROVIDER_API: ProviderApi = 'openai-chat';

@@ -21,6 +21,9 @@ export {
   RebuildReasonSchema,
   RebuildOutcomeSchema,
   TaskStatusSchema,
+  ProviderApiSchema,
+  DEFAULT_PROVIDER_API,
+  type ProviderApi,
   type WriterOutcome,
   type FailureKind,
   type WriterMode,
@@ -46,6 +49,8 @@ export {
 export {
   MAX_APPEND_MESSAGES,
   WRITER_TOOL_ARGS,
+  CREDENTIAL_HEADERS,
+  WriterHeadersSchema,
   WriterToolsSchema,
   ModelInfoSchema,
   CheckpointOptionsSchema,
@@ -157,3 +162,7 @@ export {
   type DecodedPayload,
 } from './codec.ts';
 export type { Headers } from './headers.ts';
+export { viewOf, type MessageView, type ToolCallView, type ToolResultView } from './api/message-view.ts';
+export { userTextItem, userTextMessage, withToolOutputs, keepingToolCalls, keepingToolResults, providerMessages } from './api/native-messages.ts';
+export { usageFromProvider } from './api/provider-usage.ts';
+export { partsText } from './api/native-parts.ts';

@@ -39,6 +39,12 @@ const MessageShapeSchema = z.looseObject({
   finish_reason: z.string().nullish(),
   usage: UsageSchema.optional(),
   created_at: EpochMsSchema.optional(),
+  /**
+   * The message exactly as the session's provider API carries it, in sessions whose `api` is not `openai-chat`: one
+   * Responses input item, or one Anthropic message. Baton reads the message from it and sends it to the model as it
+   * is; `role` is then Baton's reading of it and `content` is null.
+   */
+  native: OpenObjectSchema.optional(),
 });
 
 /**
@@ -54,8 +60,12 @@ export type Message = z.infer<typeof MessageShapeSchema>;
 /** Envelope fields Baton adds to agent messages; everything else is sent to the model as the agent sent it. */
 const ENVELOPE = new Set(['id', 'agent_id', 'finish_reason', 'usage', 'created_at']);
 
-/** The agent's message as it went to its provider: Baton's envelope fields removed, every other key in order. */
+/**
+ * The agent's message as it went to its provider: its native form when it has one (the very object), else Baton's
+ * envelope fields removed and every other key in order.
+ */
 export function toProviderMessage(m: Message): Record<string, unknown> {
+  if (m.native !== undefined) return m.native;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(m)) if (!ENVELOPE.has(k)) out[k] = v;
   return out;

@@ -6,7 +6,7 @@ import {
   PositiveIntSchema,
   SessionIdSchema,
 } from './fields.ts';
-import { RebuildReasonSchema, TaskStatusSchema } from './enums.ts';
+import { ProviderApiSchema, RebuildReasonSchema, TaskStatusSchema } from './enums.ts';
 import { MessageSchema } from './messages.ts';
 
 /*
@@ -71,14 +71,38 @@ export const CheckpointOptionsSchema = z.strictObject({
 });
 export type CheckpointOptions = z.infer<typeof CheckpointOptionsSchema>;
 
+/** Headers that carry credentials: never accepted in `open.headers` (a key must not reach the event log). */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'x-goog-api-key']);
+
+/** `open.headers`: extra request headers for the session's writers (e.g. `anthropic-beta`); never credentials. */
+export const WriterHeadersSchema = z
+  .record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'expected an HTTP header name'), z.string())
+  .check((ctx) => {
+    for (const name of Object.keys(ctx.value)) {
+      if (CREDENTIAL_HEADERS.has(name.toLowerCase())) ctx.issues.push({ code: 'custom', message: `credential header ${name} is not accepted`, input: ctx.value, path: [name] });
+    }
+  });
+
 /** `baton.v1.open`: open a new session (no `session_id`, or an unknown one) or resume a known one. */
 export const OpenRequestSchema = z.strictObject({
   session_id: SessionIdSchema.optional(),
   project_id: NonEmptyStringSchema,
   agent: z.string().optional(),
+  /** The agent's provider API (default `openai-chat`): the shape of its messages, tools and writer requests. */
+  api: ProviderApiSchema.optional(),
   model: ModelInfoSchema,
-  system: z.union([z.string(), z.array(z.string())]).optional(),
+  /**
+   * The agent's system prompt: text (one or more system messages; Responses `instructions`), or for Anthropic its
+   * `system` blocks as sent (kept verbatim, `cache_control` included).
+   */
+  system: z.union([z.string(), z.array(z.string()), z.array(OpenObjectSchema)]).optional(),
   tools: z.array(OpenObjectSchema).optional(),
+  /**
+   * Other fields of the agent's requests that fork-mode writers send as the agent does (Responses
+   * `prompt_cache_key`, `reasoning`, `include`, `store`; Anthropic `thinking`, `max_tokens`), kept verbatim.
+   */
+  params: OpenObjectSchema.optional(),
+  headers: WriterHeadersSchema.optional(),
   checkpoint: CheckpointOptionsSchema.optional(),
   memory: z.strictObject({ disable_write: z.boolean().optional() }).optional(),
   writer_tools: WriterToolsSchema.optional(),

@@ -25,9 +25,9 @@ export class AgentHistory {
   #replaced = false;
 
   /** `system` as the agent sent it at `open` (several parts count as one system message each). */
-  constructor(system: string | readonly string[] | undefined, tools: unknown, counter: TokenCounter = defaultTokenCounter) {
+  constructor(system: string | readonly (string | object)[] | undefined, tools: unknown, counter: TokenCounter = defaultTokenCounter) {
     this.#counter = counter;
-    const parts = system === undefined ? [] : typeof system === 'string' ? [system] : system;
+    const parts = (system === undefined ? [] : typeof system === 'string' ? [system] : system).map((p) => (typeof p === 'string' ? p : JSON.stringify(p)));
     const systemTokens = parts.reduce((sum, part, i) => sum + (i > 0 ? MESSAGE_OVERHEAD : 0) + counter.count(part), 0);
     this.#base = PROMPT_OVERHEAD + systemTokens + (tools === undefined ? 0 : counter.count(JSON.stringify(tools)));
   }

@@ -22,6 +22,8 @@ import {
   type LastOutcome,
   type MemoryPaths,
   type Message,
+  type ProviderApi,
+  DEFAULT_PROVIDER_API,
   type OpenReply,
   type OpenRequest,
   type PublishedEventBody,
@@ -44,6 +46,7 @@ import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { Mailbox } from '@baton/client';
 import { messageKey } from './message-key.ts';
+import { checkMessageForms } from './check-message-forms.ts';
 import { readSessionLoad, type SessionLoad } from './session-load.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { Waits } from './waits.ts';
@@ -60,6 +63,8 @@ interface LoadedSession {
   readonly projectId: string;
   /** The encoding the session was opened with: its events are published in it. */
   readonly encoding: Encoding;
+  /** The agent's provider API: the form its messages must have. */
+  readonly api: ProviderApi;
   readonly thresholds: readonly number[];
   /** The actor's summary after its latest fold (as the worker reported it). */
   summary: SessionSummary;
@@ -291,6 +296,7 @@ export class SessionService {
       sessionId,
       projectId: load.setup.projectId,
       encoding: load.encoding,
+      api: load.setup.api ?? DEFAULT_PROVIDER_API,
       thresholds: load.setup.input.thresholds,
       summary: reply.summary,
       replies: new Map(),
@@ -408,6 +414,7 @@ export class SessionService {
     return await this.#mailbox.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
+      checkMessageForms(messages, session.api);
       const stream = sessionStream(sessionId);
       const accepted: Message[] = [];
       const keys = new Set<string>();

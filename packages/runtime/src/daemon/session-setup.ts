@@ -9,7 +9,7 @@ import {
 } from '@baton/actors';
 import { MEMORY_ID_PATTERN } from '@baton/memory-store';
 import type { SessionSetup } from '@baton/log-schema';
-import { ProtocolError, type OpenRequest } from '@baton/protocol';
+import { DEFAULT_PROVIDER_API, ProtocolError, type OpenRequest } from '@baton/protocol';
 import { resolveToolMap } from '../writer/tool-map.ts';
 
 /**
@@ -50,13 +50,20 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     forkUnavailableReason: forkWanted ? tools.reason : null,
     tail: { ...(options.tail ?? DEFAULT_TAIL_POLICY) },
   };
+  const api = req.api ?? DEFAULT_PROVIDER_API;
+  if (Array.isArray(req.system) && req.system.some((s) => typeof s !== 'string') && api !== 'anthropic-messages') {
+    throw new ProtocolError('bad_request', 'invalid request: system: blocks are the Anthropic form; this session is ' + api, [{ path: 'system', message: `system blocks need api anthropic-messages, not ${api}` }]);
+  }
   return {
     input,
     projectId: req.project_id,
     model: req.model.id,
+    ...(api !== DEFAULT_PROVIDER_API ? { api } : {}),
     system: req.system ?? null,
     tools: req.tools ?? null,
     writerTools: req.writer_tools ?? null,
+    ...(req.params !== undefined ? { params: req.params } : {}),
+    ...(req.headers !== undefined ? { headers: req.headers } : {}),
   };
 }
 
