@@ -31,3 +31,4 @@ export { renderExtractionReflection, renderValidationReflection } from './valida
 export { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS, resolveRebuildCaps, type RebuildCaps } from './rebuild/rebuild-caps.ts';
 export { renderRebuildContext, type RebuildContextInput } from './rebuild/rebuild-context.ts';
 export { extractiveSummary } from './rebuild/extractive-summary.ts';
+export type { ChatMessageLike } from './rebuild/message-parts.ts';

@@ -1,29 +1,38 @@
 import type { IndexedMessage } from '@baton/actors';
 import { countTokensOnce } from '@baton/memory-store';
-import type { Message } from '@baton/protocol';
+import { viewOf, type Message } from '@baton/protocol';
+
+/** What of a message the model reads, as text to count: its text, its tool calls, and an opaque item whole. */
+function countedText(m: Message, view: ReturnType<typeof viewOf>): string {
+  if (m.native === undefined) return (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')) + (m.tool_calls ? JSON.stringify(m.tool_calls) : '');
+  if (view.opaque) return JSON.stringify(m.native);
+  return view.text + view.toolCalls.map((c) => `${c.name}${c.arguments}`).join('');
+}
+
+/** Whether a message has text content (chat: a non-blank string or any `text` part, as sessions have always counted it). */
+function isTextual(m: Message, view: ReturnType<typeof viewOf>): boolean {
+  if (view.role === 'tool') return false;
+  if (m.native !== undefined) return view.text.trim() !== '';
+  return typeof m.content === 'string' ? m.content.trim() !== '' : Array.isArray(m.content) && m.content.some((p) => (p as { type?: unknown }).type === 'text');
+}
 
 /**
- * Turns appended protocol messages into the session actor's index entries. Deterministic (real o200k token counts),
- * so live folding and replay compute the same entries from the same log record.
+ * Turns appended protocol messages into the session actor's index entries, reading each through its API's view (so a
+ * Responses call item or an Anthropic turn of tool results pairs like an OpenAI tool call and its tool message).
+ * Deterministic (real o200k token counts), so live folding and replay compute the same entries from the same record.
  */
 export function indexMessages(messages: readonly Message[]): IndexedMessage[] {
   return messages.map((m) => {
-    const toolCallIds =
-      m.role === 'tool'
-        ? typeof m.tool_call_id === 'string'
-          ? [m.tool_call_id]
-          : []
-        : (m.tool_calls ?? []).flatMap((c) => (typeof (c as { id?: unknown }).id === 'string' ? [(c as { id: string }).id] : []));
-    const textual = typeof m.content === 'string' ? m.content.trim() !== '' : Array.isArray(m.content) && m.content.some((p) => (p as { type?: unknown }).type === 'text');
-    const body = (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')) + (m.tool_calls ? JSON.stringify(m.tool_calls) : '');
+    const view = viewOf(m);
+    const toolCallIds = view.role === 'tool' ? view.toolResults.map((r) => r.callId) : view.toolCalls.map((c) => c.id);
     const usage = m.usage;
-    const usageTotal = m.role === 'assistant' && m.finish_reason != null && usage !== undefined ? (usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens) : null;
+    const usageTotal = view.role === 'assistant' && m.finish_reason != null && usage !== undefined ? (usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens) : null;
     return {
       id: m.id,
-      role: m.role,
-      tokens: countTokensOnce(body),
-      textual: m.role !== 'tool' && textual,
-      finished: m.role === 'assistant' && m.finish_reason != null,
+      role: view.role,
+      tokens: countTokensOnce(countedText(m, view)),
+      textual: isTextual(m, view),
+      finished: view.role === 'assistant' && m.finish_reason != null,
       toolCallIds,
       main: m.agent_id === undefined || m.agent_id === 'main',
       usageTotal,

@@ -13,7 +13,7 @@ import {
   type WriterStartEffect,
 } from '@baton/actors';
 import type { SessionSetup, SessionSnapshot, StoredSessionRecord } from '@baton/log-schema';
-import { toProviderMessage, type Message } from '@baton/protocol';
+import { DEFAULT_PROVIDER_API, providerMessages, toProviderMessage, viewOf, withToolOutputs, type Message, type ProviderApi } from '@baton/protocol';
 
 export { toProviderMessage };
 import type { SnapshotFrom } from 'xstate';
@@ -118,6 +118,11 @@ export class HostedSession {
     return this.snapshot.context;
   }
 
+  /** The agent's provider API (sessions recorded before there was a choice are chat sessions). */
+  get api(): ProviderApi {
+    return this.setup.api ?? DEFAULT_PROVIDER_API;
+  }
+
   /** The folded state, as a `snapshot` record stores it. */
   toSnapshot(): SessionSnapshot {
     return {
@@ -179,7 +184,7 @@ export class HostedSession {
         const m = inserted.get(id) ?? bodies.get(id);
         if (m === undefined) return [];
         const text = cleared.get(id);
-        return [text === undefined ? m : { ...m, content: text }];
+        return [text === undefined ? m : withToolOutputs(m, text)];
       });
     });
   }
@@ -192,13 +197,18 @@ export class HostedSession {
     return end >= 0 ? ids.slice(from, end + 1) : [];
   }
 
-  /** The request prefix and tools for a writer, given the messages of `writerPrefixIds`. */
+  /**
+   * The request prefix and tools for a writer, given the messages of `writerPrefixIds`, in the session's API. A chat
+   * prefix starts with the agent's system messages; the other APIs carry the system prompt beside the messages. A
+   * Responses reasoning item never ends a request: trailing ones are left out (they belong with an item not covered).
+   */
   writerSpec(effect: WriterStartEffect, slice: readonly Message[], writerModel: string | null): WriterRunSpec {
+    const api = this.api;
+    const fork = effect.mode === 'fork';
     const system = this.setup.system;
-    const systemMessages =
-      effect.mode === 'fork' && system !== null
-        ? (typeof system === 'string' ? [system] : system).map((content) => ({ role: 'system', content }))
-        : [];
+    const systemMessages = fork && api === 'openai-chat' && system !== null ? (typeof system === 'string' ? [system] : system).map((content) => ({ role: 'system', content })) : [];
+    let end = slice.length;
+    while (api === 'openai-responses' && end > 0 && viewOf(slice[end - 1] as Message).reasoning) end--;
     return {
       input: {
         writerId: effect.writerId,
@@ -212,8 +222,12 @@ export class HostedSession {
       model: writerModel ?? this.setup.model,
       trigger: effect.trigger,
       watermark: effect.watermark,
-      prefix: [...systemMessages, ...slice.map(toProviderMessage)],
+      api,
+      prefix: [...systemMessages, ...providerMessages(slice.slice(0, end), api)],
+      system: fork && api !== 'openai-chat' ? system : null,
       agentTools: this.setup.tools,
+      params: this.setup.params ?? {},
+      headers: this.setup.headers ?? {},
       toolMap: effect.mode === 'fork' ? this.toolMap : null,
       tasks: this.context.tasks,
     };

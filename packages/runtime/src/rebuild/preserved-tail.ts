@@ -1,7 +1,7 @@
-import type { Message } from '@baton/protocol';
+import { keepingToolCalls, keepingToolResults, viewOf, type Message } from '@baton/protocol';
 
 /** Tools whose old outputs a rebuild clears (reference §2.7), compared case-insensitively with `-`/`_` ignored. */
-const COMPACTABLE = ['read', 'readfile', 'viewimage', 'view', 'bash', 'shell', 'grep', 'glob', 'webfetch', 'websearch', 'edit', 'editfile', 'write', 'writefile', 'multiedit', 'applypatch', 'codesearch', 'strreplace', 'cat', 'search', 'listfiles', 'findfiles'];
+const COMPACTABLE = ['read', 'readfile', 'viewimage', 'view', 'bash', 'shell', 'localshell', 'grep', 'glob', 'webfetch', 'websearch', 'edit', 'editfile', 'write', 'writefile', 'multiedit', 'applypatch', 'codesearch', 'strreplace', 'cat', 'search', 'listfiles', 'findfiles'];
 
 const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
 
@@ -17,54 +17,67 @@ export function isBatonBoundary(m: Message): boolean {
 /**
  * The preserved tail of a rebuild: the context's messages after the watermark; when the watermark is no longer in the
  * context (an earlier rebuild already replaced it), every message except Baton's own boundary messages, so the tail
- * and a pending user message are never dropped (fix of reference §7.6-G). Tool results whose call is not in the tail
- * (orphans) are dropped, so the tail is a valid OpenAI message sequence.
+ * and a pending user message are never dropped (fix of reference §7.6-G). The tail is a valid request in the
+ * session's API: tool results whose call is not in the tail (orphans) are dropped, calls nobody answered are dropped
+ * except in the last assistant turn, and a Responses reasoning item stays only right before the item it belongs to (one
+ * at the watermark comes along with that item).
  */
 export function preservedTail(context: readonly Message[], watermark: string | null): Message[] {
   const at = watermark === null ? -1 : context.findIndex((m) => m.id === watermark);
-  const candidates = at >= 0 ? context.slice(at + 1) : context.filter((m) => !isBatonBoundary(m));
+  let from = at + 1;
+  while (at >= 0 && from > 0 && viewOf(context[from - 1] as Message).reasoning) from--;
+  const candidates = at >= 0 ? context.slice(from) : context.filter((m) => !isBatonBoundary(m));
   const calls = new Set<string>();
   const out: Message[] = [];
-  for (const m of candidates) {
-    if (m.role === 'tool') {
-      if (typeof m.tool_call_id !== 'string' || !calls.has(m.tool_call_id)) continue;
-    }
-    for (const c of m.tool_calls ?? []) {
-      const id = (c as { id?: unknown }).id;
-      if (typeof id === 'string') calls.add(id);
-    }
+  for (const candidate of candidates) {
+    const view = viewOf(candidate);
+    const m = view.role === 'tool' ? keepingToolResults(candidate, calls) : candidate;
+    if (m === null) continue;
+    for (const c of view.toolCalls) calls.add(c.id);
     out.push(m);
   }
-  return dropUnansweredCalls(out);
+  return dropDanglingReasoning(dropUnansweredCalls(out));
 }
 
 /**
- * Removes tool calls that no tool message in the sequence answers, except on the last assistant message (the agent
- * may still be running them). An assistant left with no content and no calls is dropped.
+ * Removes tool calls that no tool result in the sequence answers, except in the last assistant turn (the agent may
+ * still be running them). A message left with nothing is dropped.
  */
-function dropUnansweredCalls(messages: Message[]): Message[] {
-  const answered = new Set(messages.flatMap((m) => (m.role === 'tool' && typeof m.tool_call_id === 'string' ? [m.tool_call_id] : [])));
-  const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
+function dropUnansweredCalls(messages: readonly Message[]): Message[] {
+  const views = messages.map(viewOf);
+  const answered = new Set(views.flatMap((v) => v.toolResults.map((r) => r.callId)));
+  // The last assistant turn: the last assistant message and the assistant messages right before it (a Responses
+  // reply is one item per call).
+  let lastTurn = views.findLastIndex((v) => v.role === 'assistant');
+  while (lastTurn > 0 && views[lastTurn - 1]?.role === 'assistant') lastTurn--;
+  const lastAssistant = views.findLastIndex((v) => v.role === 'assistant');
   return messages.flatMap((m, i) => {
-    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls) || i === lastAssistant) return [m];
-    const kept = m.tool_calls.filter((c) => answered.has(String((c as { id?: unknown }).id)));
-    if (kept.length === m.tool_calls.length) return [m];
-    if (kept.length === 0 && (m.content === null || m.content === '')) return [];
-    const copy: Message = { ...m };
-    if (kept.length === 0) delete (copy as { tool_calls?: unknown }).tool_calls;
-    else copy.tool_calls = kept;
-    return [copy];
+    if (views[i]?.toolCalls.length === 0 || (i >= lastTurn && i <= lastAssistant)) return [m];
+    const kept = keepingToolCalls(m, answered);
+    return kept === null ? [] : [kept];
   });
 }
 
-/** Ids of tool messages in `tail` whose output a rebuild clears (results of compactable tools). */
+/** Drops Responses reasoning items not followed by the assistant item they belong to. */
+function dropDanglingReasoning(messages: readonly Message[]): Message[] {
+  const views = messages.map(viewOf);
+  return messages.filter((_, i) => {
+    if (!views[i]?.reasoning) return true;
+    const next = views[i + 1];
+    return next !== undefined && next.role === 'assistant';
+  });
+}
+
+/**
+ * Ids of messages in `tail` whose tool output a rebuild clears: every result they carry answers a compactable tool
+ * (a turn that also answers another tool keeps its outputs).
+ */
 export function clearableToolResults(tail: readonly Message[]): string[] {
   const names = new Map<string, string>();
-  for (const m of tail) {
-    for (const c of m.tool_calls ?? []) {
-      const call = c as { id?: unknown; function?: { name?: unknown } };
-      if (typeof call.id === 'string' && typeof call.function?.name === 'string') names.set(call.id, call.function.name);
-    }
-  }
-  return tail.flatMap((m) => (m.role === 'tool' && typeof m.tool_call_id === 'string' && isCompactableTool(names.get(m.tool_call_id) ?? '') ? [m.id] : []));
+  for (const m of tail) for (const c of viewOf(m).toolCalls) names.set(c.id, c.name);
+  return tail.flatMap((m) => {
+    const view = viewOf(m);
+    if (view.role !== 'tool' || view.toolResults.length === 0) return [];
+    return view.toolResults.every((r) => isCompactableTool(names.get(r.callId) ?? '')) ? [m.id] : [];
+  });
 }

@@ -10,7 +10,7 @@ import {
 } from '@baton/memory-store';
 import type { SessionInputRecord } from '@baton/log-schema';
 import type { HostedSession, MessageSource } from '../host/session-host.ts';
-import type { Message } from '@baton/protocol';
+import { userTextMessage, viewOf, type Message, type ProviderApi } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from './preserved-tail.ts';
 
 /** The payload of the `rebuild.rendered` input. */
@@ -35,15 +35,17 @@ async function listKeys(root: string, dir: string, depth = 0): Promise<string[]>
   return out.sort();
 }
 
+/** The text of a user message (a chat message's text parts, or its native form's). */
 function textOf(m: Message): string {
+  if (m.native !== undefined) return viewOf(m).text;
   if (typeof m.content === 'string') return m.content;
   if (!Array.isArray(m.content)) return '';
   return m.content.flatMap((p) => (typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : [])).join('\n');
 }
 
-/** The boundary message Baton inserts: role `user`, Baton's id. */
-export function boundaryMessage(id: string, text: string): Message {
-  return { id, role: 'user', content: text };
+/** The boundary message Baton inserts: a user text message in the session's API, Baton's id. */
+export function boundaryMessage(api: ProviderApi, id: string, text: string): Message {
+  return userTextMessage(api, id, text);
 }
 
 /**
@@ -70,7 +72,7 @@ export async function renderRebuild(
     // The user's words the tail does not already carry verbatim: the covered part of the main slice.
     const main = await options.source.recentMain(sessionId, RECENT_WINDOW);
     const recentUser = main
-      .filter((m) => m.role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
+      .filter((m) => viewOf(m).role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
       .map((m) => ({ id: m.id, text: textOf(m) }));
     const last = conversation.at(-1);
     const rendered = renderRebuildContext({
@@ -82,14 +84,14 @@ export async function renderRebuild(
       activeWriters: writer === null ? [] : [{ writerId: writer.writerId, status: 'running', description: `checkpoint writer covering up to ${writer.boundary}` }],
       recentUser,
       memoryKeys: [...(await listKeys(paths.root, paths.sessionDir)), ...(await listKeys(paths.root, paths.projectDir)), ...(await listKeys(paths.root, paths.globalDir))],
-      lastMessage: last === undefined ? null : { role: last.role, finishReason: last.finish_reason ?? null },
+      lastMessage: last === undefined ? null : { role: viewOf(last).role, finishReason: last.finish_reason ?? null },
       sessionDir: paths.sessionDir,
       checkpointPath: paths.checkpoint,
       caps: options.caps ?? DEFAULT_REBUILD_CAPS,
     });
     if (rendered === null) return { requestId: effect.requestId, ok: false, reason: 'nothing to render from the memory files', tailIds: [] };
     const id = `baton-rebuild-${sessionId}-${rebuildSeq}`;
-    const message = boundaryMessage(id, rendered.text);
+    const message = boundaryMessage(session.api, id, rendered.text);
     return {
       requestId: effect.requestId,
       ok: true,
