@@ -74,6 +74,11 @@ export interface DaemonOptions {
   readonly dataDir: string;
   readonly poolSize?: number;
   readonly model: ModelEndpoint;
+  /**
+   * The Anthropic Messages endpoint, for sessions opened with `api: "anthropic-messages"` (their writers and
+   * compactions call it; without one they fail with `auth`). `writerModel` does not apply to it.
+   */
+  readonly anthropic?: Omit<ModelEndpoint, 'writerModel'> | null;
   readonly prefix?: string;
   /** Time and timers of the main thread (default: the system clock). */
   readonly clock?: Clock;
@@ -152,6 +157,10 @@ export class BatonDaemon {
           timeoutMs: options.model.timeoutMs ?? 120_000,
           maxRetries: options.model.maxRetries ?? 2,
         },
+        anthropic:
+          options.anthropic === undefined || options.anthropic === null
+            ? null
+            : { baseURL: options.anthropic.baseURL, apiKey: options.anthropic.apiKey, timeoutMs: options.anthropic.timeoutMs ?? 120_000, maxRetries: options.anthropic.maxRetries ?? 2 },
       },
       events: {
         publish: ({ sessionId, event }) => this.#sessions.publish(sessionId, event),

@@ -5,7 +5,9 @@ import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
 import { HistoryStore, countTokensOnce, memoryPaths } from '@baton/memory-store';
 import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSessionRecord } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import type { ModelClients } from '../model/model-clients.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
@@ -50,7 +52,7 @@ export class ActorHost {
   readonly #sessions = new Map<string, HostedSession>();
   readonly #writers = new Map<string, WriterRun>();
   readonly #rpc: PortRpc<WorkerSide, MainSide>;
-  readonly #openai: OpenAI;
+  readonly #clients: ModelClients;
   readonly #history: HistoryStore;
   readonly #journal: WorkerCommitJournal;
   /** Message bodies come from the main thread's event log. */
@@ -67,12 +69,11 @@ export class ActorHost {
     this.#options = options;
     this.#clock = env.clock;
     this.#threadId = env.threadId;
-    this.#openai = new OpenAI({
-      baseURL: options.model.baseURL,
-      apiKey: options.model.apiKey,
-      timeout: options.model.timeoutMs,
-      maxRetries: options.model.maxRetries,
-    });
+    const { anthropic } = options;
+    this.#clients = {
+      openai: new OpenAI({ baseURL: options.model.baseURL, apiKey: options.model.apiKey, timeout: options.model.timeoutMs, maxRetries: options.model.maxRetries }),
+      anthropic: anthropic === null ? null : new Anthropic({ baseURL: anthropic.baseURL, apiKey: anthropic.apiKey, timeout: anthropic.timeoutMs, maxRetries: anthropic.maxRetries }),
+    };
     this.#history = new HistoryStore(options.historyDir);
     this.#journal = new WorkerCommitJournal((stream, records) => this.#rpc.call('log.append', { stream, records }));
     this.#rpc = new PortRpc<WorkerSide, MainSide>(port, {
@@ -185,7 +186,7 @@ export class ActorHost {
         return;
       case 'rebuild.compact': {
         const model = this.#options.model.writerModel ?? session.setup.model;
-        compactConversation(session, effect, { openai: this.#openai, model, source: this.#source }).then(
+        compactConversation(session, effect, { clients: this.#clients, model, source: this.#source }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload } }),
           (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: String(err) }),
         );
@@ -212,7 +213,7 @@ export class ActorHost {
       this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...note });
     };
     const run = new WriterRun(effect.writerId, spec, {
-      openai: this.#openai,
+      clients: this.#clients,
       memoryRoot: this.#options.memoryRoot,
       stagingRoot: join(this.#options.stagingRoot, effect.writerId),
       history: this.#history,

@@ -120,4 +120,6 @@ export interface HostOptions {
   readonly budgets: Budgets;
   readonly rebuildCaps: RebuildCaps;
   readonly model: { readonly baseURL: string; readonly apiKey: string; readonly writerModel: string | null; readonly timeoutMs: number; readonly maxRetries: number };
+  /** The Anthropic Messages endpoint for sessions on that API (null: none configured; their writers fail with `auth`). */
+  readonly anthropic: { readonly baseURL: string; readonly apiKey: string; readonly timeoutMs: number; readonly maxRetries: number } | null;
 }

@@ -3,7 +3,7 @@
  * tool definitions unchanged, so the writer calls the agent's names and Baton runs its sandboxed implementation.
  */
 
-import { WRITER_TOOL_ARGS, type WriterToolName, type WriterTools } from '@baton/protocol';
+import { WRITER_TOOL_ARGS, type ProviderApi, type WriterToolName, type WriterTools } from '@baton/protocol';
 
 export type { WriterToolName };
 
@@ -73,15 +73,24 @@ interface AgentTool {
   readonly properties: readonly string[];
 }
 
+/**
+ * The agent's tools with their argument names, in any API's shape: chat `{function: {name, parameters}}`, Responses
+ * `{type: 'function', name, parameters}`, Anthropic `{name, input_schema}`. A Responses custom tool (free-form input,
+ * such as Codex's `apply_patch`) takes one argument, `input`: its text.
+ */
 function agentToolsOf(tools: readonly unknown[] | null): AgentTool[] {
   return (tools ?? []).flatMap((t) => {
-    const fn = (t as { function?: { name?: unknown; parameters?: { properties?: unknown } } }).function;
-    const name = fn?.name ?? (t as { name?: unknown }).name;
+    const tool = t as { type?: unknown; name?: unknown; function?: { name?: unknown; parameters?: { properties?: unknown } }; parameters?: { properties?: unknown }; input_schema?: { properties?: unknown } };
+    const name = tool.function?.name ?? tool.name;
     if (typeof name !== 'string') return [];
-    const props = fn?.parameters?.properties;
+    if (tool.type === 'custom') return [{ name, properties: [CUSTOM_TOOL_INPUT] }];
+    const props = (tool.function?.parameters ?? tool.parameters ?? tool.input_schema)?.properties;
     return [{ name, properties: props !== null && typeof props === 'object' ? Object.keys(props) : [] }];
   });
 }
+
+/** The one argument a free-form (custom) tool call has, as Baton reads its input. */
+export const CUSTOM_TOOL_INPUT = 'input';
 
 /** Tries to bind one Baton tool onto an agent tool by its argument names; null when a required argument is missing. */
 function bindArgs(tool: WriterToolName, agent: AgentTool): Record<string, string> | null {
@@ -129,13 +138,20 @@ export function resolveToolMap(declared: Declared | null, tools: readonly unknow
   return { map, forkPossible: false, reason: `${why} no writing tool (write, edit or apply_patch) maps onto the agent's tools` };
 }
 
-/** Baton's own tool definitions, used in delta mode. */
-export function batonToolDefinitions(): object[] {
+/** Baton's own tool definitions, used in delta mode, in the shape of the session's API. */
+export function batonToolDefinitions(api: ProviderApi = 'openai-chat'): object[] {
   const str = { type: 'string' } as const;
-  const fn = (name: string, description: string, properties: Record<string, object>, required: string[]) => ({
-    type: 'function',
-    function: { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } },
-  });
+  const fn = (name: string, description: string, properties: Record<string, object>, required: string[]): object => {
+    const parameters = { type: 'object', properties, required, additionalProperties: false };
+    switch (api) {
+      case 'openai-chat':
+        return { type: 'function', function: { name, description, parameters } };
+      case 'openai-responses':
+        return { type: 'function', name, description, parameters };
+      case 'anthropic-messages':
+        return { name, description, input_schema: parameters };
+    }
+  };
   return [
     fn('read', 'Read a memory file (absolute path).', { path: str, offset: { type: 'integer' }, limit: { type: 'integer' } }, ['path']),
     fn('write', 'Write a whole memory file (absolute path).', { path: str, content: str }, ['path', 'content']),

@@ -1,4 +1,4 @@
-import type { PublishedEventBody, WriterOutcome, WriterTrigger } from '@baton/protocol';
+import type { ProviderApi, PublishedEventBody, WriterOutcome, WriterTrigger } from '@baton/protocol';
 import {
   foldEvent,
   foldStart,
@@ -20,10 +20,12 @@ import {
   type CommitJournal,
   type Violation,
 } from '@baton/memory-store';
-import type OpenAI from 'openai';
 import type { SnapshotFrom } from 'xstate';
 import { writerRecordOf, writerStream, type WriterAppend, type WriterRecord } from '@baton/log-schema';
 import { assertNever } from '../assert-never.ts';
+import { createWriterModel } from '../model/create-writer-model.ts';
+import type { ModelClients } from '../model/model-clients.ts';
+import type { WriterModel } from '../model/writer-model.ts';
 import type { Clock } from '../time/clock.ts';
 import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
@@ -38,16 +40,28 @@ export interface WriterRunSpec {
   readonly model: string;
   readonly trigger: WriterTrigger;
   readonly watermark: string | null;
-  /** Request prefix: the agent's system messages + main-slice messages (OpenAI shape) up to the boundary. */
+  /** The agent's provider API: the writer's requests are in it. */
+  readonly api: ProviderApi;
+  /**
+   * Request prefix as the provider gets it: the main-slice messages up to the boundary, preceded in a chat session by
+   * the agent's system messages (the other APIs carry the system prompt in `system`).
+   */
   readonly prefix: readonly Record<string, unknown>[];
+  /** The agent's system prompt, for APIs that carry it outside the messages (null in chat sessions and delta mode). */
+  readonly system: string | readonly string[] | readonly object[] | null;
   readonly agentTools: readonly unknown[] | null;
+  /** Other fields of the agent's requests, sent by fork-mode writers as the agent sends them. */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Extra request headers the agent's requests carry (never credentials). */
+  readonly headers: Readonly<Record<string, string>>;
   /** Null in delta mode. */
   readonly toolMap: ToolMap | null;
   readonly tasks: readonly Task[];
 }
 
 export interface WriterRunDeps {
-  readonly openai: OpenAI;
+  /** The SDK clients for the session's API. */
+  readonly clients: ModelClients;
   readonly memoryRoot: string;
   /** This writer's staging root (`<data>/staging/<writer-id>`). */
   readonly stagingRoot: string;
@@ -67,7 +81,7 @@ export interface WriterRunDeps {
 
 /**
  * Hosts one writer actor: logs every event it consumes before folding it, executes the resulting effects (model
- * calls through the `openai` SDK, sandboxed tools, validation, commit) and feeds their results back as events.
+ * calls in the session's API, sandboxed tools, validation, commit) and feeds their results back as events.
  */
 export class WriterRun {
   readonly writerId: string;
@@ -75,7 +89,8 @@ export class WriterRun {
   #specValue: WriterRunSpec | null = null;
   readonly #deps: WriterRunDeps;
   readonly #abort = new AbortController();
-  readonly #transcript: Record<string, unknown>[] = [];
+  /** The writer's conversation with its model (from `prepare` on). */
+  #model: WriterModel | null = null;
   #workspace: WriterWorkspace | null = null;
   #violations: readonly Violation[] = [];
   #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
@@ -188,7 +203,7 @@ export class WriterRun {
         const ctx = { files: this.#ws().files, tasks: this.#spec.tasks, toolMap: this.#spec.toolMap };
         const results = [];
         for (const call of effect.calls) results.push(await runWriterTool(call, ctx));
-        for (const r of results) this.#transcript.push({ role: 'tool', tool_call_id: r.id, content: r.output });
+        this.#conversation().addToolOutputs(results.map((r) => ({ id: r.id, name: r.name, output: r.output })));
         return { type: 'tools.completed', results };
       }
       case 'validate': {
@@ -227,6 +242,11 @@ export class WriterRun {
       default:
         return assertNever(effect, 'writer effect');
     }
+  }
+
+  #conversation(): WriterModel {
+    if (this.#model === null) throw new Error('writer used before prepare');
+    return this.#model;
   }
 
   #ws(): WriterWorkspace {
@@ -268,8 +288,22 @@ export class WriterRun {
       progress,
       budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
     });
-    if (spec.input.mode === 'delta') this.#transcript.push({ role: 'system', content: deltaSystemPrompt() });
-    this.#transcript.push(...spec.prefix, { role: 'user', content: task });
+    const fork = spec.input.mode === 'fork';
+    const chatDeltaSystem = !fork && spec.api === 'openai-chat' ? [{ role: 'system', content: deltaSystemPrompt() }] : [];
+    try {
+      this.#model = createWriterModel(spec.api, this.#deps.clients, {
+        model: spec.model,
+        system: fork ? spec.system : spec.api === 'openai-chat' ? null : deltaSystemPrompt(),
+        prefix: [...chatDeltaSystem, ...spec.prefix],
+        tools: fork ? (spec.agentTools ?? []) : batonToolDefinitions(spec.api),
+        params: fork ? spec.params : {},
+        headers: spec.headers,
+      });
+    } catch (err) {
+      const { failure } = classifyModelError(err);
+      return { type: 'writer.prepare_failed', outcome: 'failure', reason: failure.message ?? 'the model cannot be called', failure };
+    }
+    this.#model.addUser(task);
     return { type: 'writer.prepared' };
   }
 
@@ -287,38 +321,11 @@ export class WriterRun {
 
   async #callModel(nudge: Extract<WriterEffect, { kind: 'model.call' }>['nudge']): Promise<WriterEvent> {
     const text = this.#nudgeText(nudge);
-    if (text !== null) this.#transcript.push({ role: 'user', content: text });
-    const tools = this.#spec.input.mode === 'fork' ? (this.#spec.agentTools ?? []) : batonToolDefinitions();
+    const model = this.#conversation();
+    if (text !== null) model.addUser(text);
     try {
-      const res = await this.#deps.openai.chat.completions.create(
-        {
-          model: this.#spec.model,
-          messages: this.#transcript as never,
-          ...(tools.length > 0 ? { tools: tools as never } : {}),
-        },
-        { signal: this.#abort.signal },
-      );
-      const choice = res.choices[0];
-      const msg = choice?.message;
-      const toolCalls = (msg?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : []));
-      const reasoning = (msg as { reasoning_content?: unknown } | undefined)?.reasoning_content;
-      this.#transcript.push({
-        role: 'assistant',
-        content: msg?.content ?? null,
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
-      });
-      return {
-        type: 'model.replied',
-        content: msg?.content ?? null,
-        reasoning: typeof reasoning === 'string' ? reasoning : null,
-        toolCalls,
-        finishReason: choice?.finish_reason ?? null,
-        usage: {
-          prompt: res.usage?.prompt_tokens ?? 0,
-          completion: res.usage?.completion_tokens ?? 0,
-          cached: res.usage?.prompt_tokens_details?.cached_tokens ?? 0,
-        },
-      };
+      const reply = await model.call(this.#abort.signal);
+      return { type: 'model.replied', ...reply, toolCalls: [...reply.toolCalls], usage: { ...reply.usage } };
     } catch (err) {
       const { failure, status } = classifyModelError(err);
       return { type: 'model.failed', failure, status };
