@@ -25,7 +25,8 @@ function numbered(text: string): string {
     .join('\n');
 }
 
-async function execute(names: LoopToolNames, name: string, args: Record<string, unknown>): Promise<string> {
+/** Runs one tool call of the writer against the file system, like an agent would. */
+export async function execute(names: LoopToolNames, name: string, args: Record<string, unknown>): Promise<string> {
   if (name === names.read.name) {
     const path = String(args[names.read.pathArg]);
     try {

@@ -1,4 +1,5 @@
-import { contentText, parseToolArguments, type ChatMessage } from '../chat-request.ts';
+import { parseToolArguments } from '../chat-request.ts';
+import type { ConversationItem } from '../conversation-view.ts';
 import { pathOf } from './writer-tools.ts';
 
 /** A file path seen in tool-call arguments and the tools that touched it (first-seen order). */
@@ -81,8 +82,21 @@ function describeCall(name: string, args: Readonly<Record<string, unknown>>): st
   return key === undefined ? `\`${name}\`` : `\`${name}\` (${key}: ${clip(String(args[key]), 120)})`;
 }
 
-/** Extracts the checkpoint material from `messages` (the conversation before the writer task). */
-export function extractConversationFacts(messages: readonly ChatMessage[]): ConversationFacts {
+/** The first line that reads like an error, and where it came from: a tool result (named by its tool) or the role. */
+function errorOf(item: ConversationItem, toolNames: ReadonlyMap<string, string>): string | undefined {
+  for (const result of item.toolResults) {
+    const line = result.output.split('\n').find((l) => ERROR_LINE.test(l));
+    if (line !== undefined) return `\`${toolNames.get(result.callId) ?? 'tool'}\`: ${clip(line, 200)}`;
+  }
+  const line = item.text.split('\n').find((l) => ERROR_LINE.test(l));
+  return line === undefined ? undefined : `${item.role}: ${clip(line, 200)}`;
+}
+
+/**
+ * Extracts the checkpoint material from `items` (the conversation before the writer task, in any API). Consecutive
+ * assistant items are one turn (a Responses turn is one item per call), so "last tool calls" covers all of them.
+ */
+export function extractConversationFacts(items: readonly ConversationItem[]): ConversationFacts {
   const toolNames = new Map<string, string>();
   const files = new Map<string, string[]>();
   const facts: string[] = [];
@@ -95,10 +109,11 @@ export function extractConversationFacts(messages: readonly ChatMessage[]): Conv
   let userRequest: string | undefined;
   let lastAssistantText: string | undefined;
   let lastToolCalls: string[] = [];
+  let previousRole: string | undefined;
 
-  for (const message of messages) {
-    const text = contentText(message.content);
-    if (message.role === 'user') {
+  for (const item of items) {
+    const { text } = item;
+    if (item.role === 'user') {
       const request = withoutReminders(text);
       if (request.length >= 8 && !TRIVIAL.test(request)) userRequest = request;
       for (const s of sentences(text)) {
@@ -106,15 +121,14 @@ export function extractConversationFacts(messages: readonly ChatMessage[]): Conv
         if (DIRECTIVE.test(s)) directives.push(s);
         if (DECISION.test(s)) decisions.push(s);
       }
-    } else if (message.role === 'assistant') {
+    } else if (item.role === 'assistant') {
       if (text.trim() !== '') lastAssistantText = withoutReminders(text);
       for (const s of sentences(text)) {
         if (FACT.test(s)) facts.push(s);
         if (DECISION.test(s)) decisions.push(s);
       }
-      const calls = (message.tool_calls ?? []).flatMap((call) => (call.function === undefined ? [] : [{ id: call.id, ...call.function }]));
-      if (calls.length > 0) lastToolCalls = [];
-      for (const call of calls) {
+      if (item.toolCalls.length > 0 && previousRole !== 'assistant') lastToolCalls = [];
+      for (const call of item.toolCalls) {
         toolNames.set(call.id, call.name);
         const args = parseToolArguments(call.arguments);
         lastToolCalls.push(describeCall(call.name, args));
@@ -131,12 +145,10 @@ export function extractConversationFacts(messages: readonly ChatMessage[]): Conv
         }
       }
     }
-    if (message.role === 'system') continue;
-    const errorLine = text.split('\n').find((line) => ERROR_LINE.test(line));
-    if (errorLine !== undefined) {
-      const source = message.role === 'tool' ? `\`${toolNames.get(message.tool_call_id ?? '') ?? 'tool'}\`` : message.role;
-      errors.push(`${source}: ${clip(errorLine, 200)}`);
-    }
+    previousRole = item.role;
+    if (item.role === 'system') continue;
+    const error = errorOf(item, toolNames);
+    if (error !== undefined) errors.push(error);
   }
 
   const nextSentences = lastAssistantText === undefined ? [] : sentences(lastAssistantText);

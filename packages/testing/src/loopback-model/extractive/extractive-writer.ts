@@ -1,4 +1,5 @@
-import { contentText, parseToolArguments, type ChatMessage } from '../chat-request.ts';
+import { parseToolArguments } from '../chat-request.ts';
+import type { ConversationItem } from '../conversation-view.ts';
 import type { RecordedRequest, ScriptStep, ToolCallSpec } from '../types.ts';
 import { renderCheckpoint } from './checkpoint-render.ts';
 import { DEFAULT_CHECKPOINT_TEMPLATE, parseCheckpointTemplate, stripLineNumbers } from './checkpoint-template.ts';
@@ -17,18 +18,19 @@ interface WriterProgress {
   readonly lastReflection: number;
 }
 
-function writerProgress(messages: readonly ChatMessage[], taskIndex: number, paths: WriterPaths): WriterProgress {
+function writerProgress(items: readonly ConversationItem[], taskIndex: number, paths: WriterPaths): WriterProgress {
   const results = new Map<string, string>();
   const readCalls = new Map<string, string>();
   let lastCheckpointWrite = -1;
   let lastReflection = -1;
-  messages.forEach((message, i) => {
+  items.forEach((item, i) => {
+    // The task item itself may carry the results of the agent's last calls (Anthropic): they are not the writer's.
     if (i <= taskIndex) return;
-    if (message.role === 'tool' && message.tool_call_id !== undefined) results.set(message.tool_call_id, contentText(message.content));
-    if (message.role === 'user' && isReflection(contentText(message.content))) lastReflection = i;
-    if (message.role !== 'assistant') return;
-    for (const call of message.tool_calls ?? []) {
-      const args = parseToolArguments(call.function?.arguments);
+    for (const result of item.toolResults) results.set(result.callId, result.output);
+    if (item.role === 'user' && isReflection(item.text)) lastReflection = i;
+    if (item.role !== 'assistant') return;
+    for (const call of item.toolCalls) {
+      const args = parseToolArguments(call.arguments);
       const path = pathOf(args);
       if (path === undefined) continue;
       if (!writesContent(args)) readCalls.set(path, call.id);
@@ -48,6 +50,13 @@ function splitNotes(text: string): { template: string; entries: string[] } | und
   return { template: `${lines.slice(0, first).join('\n').trimEnd()}\n`, entries: entries.map((l) => clip(l, 200)).slice(0, 5) };
 }
 
+/** The conversation the checkpoint covers: the items before the task, plus the tool results the task item carries. */
+function historyBefore(items: readonly ConversationItem[], taskIndex: number): ConversationItem[] {
+  const before = items.slice(0, taskIndex);
+  const task = items[taskIndex];
+  return task !== undefined && task.toolResults.length > 0 ? [...before, { ...task, text: '' }] : before;
+}
+
 function text(content: string): ScriptStep {
   return { reply: { content, finish_reason: 'stop' } };
 }
@@ -58,14 +67,15 @@ function text(content: string): ScriptStep {
  * checkpoint built from the conversation before the task (structure copied from the file it read), resetting notes.md
  * when it has entries; after a write it answers `CHECKPOINT_COMPLETE`, unless a later validation reflection asks for a
  * fix, which gets one shorter rewrite. Without a writer task it answers with an extractive summary as text; without
- * a usable write tool, with an explanation.
+ * a usable write tool, with an explanation. Reads the request through its neutral view, so it serves every API, and
+ * its reply spec renders in the request's API.
  */
 export function extractiveStep(request: RecordedRequest): ScriptStep {
-  const { messages, tools } = request.body;
-  const task = findWriterTask(messages);
+  const { items, tools } = request.conversation;
+  const task = findWriterTask(items);
   if (task === undefined) {
-    const last = messages.length - 1;
-    const history = messages[last]?.role === 'user' ? messages.slice(0, last) : messages;
+    const last = items[items.length - 1];
+    const history = last?.role === 'user' && last.toolResults.length === 0 ? items.slice(0, -1) : items;
     return text(renderCheckpoint(DEFAULT_CHECKPOINT_TEMPLATE, extractConversationFacts(history), { taskTree: [], notes: [], short: false }));
   }
   const { read, write } = pickWriterTools(tools);
@@ -73,7 +83,7 @@ export function extractiveStep(request: RecordedRequest): ScriptStep {
     return text('Cannot write the checkpoint: the request offers no tool that writes a whole file (a tool named like write/create with a path argument and a content argument).');
   }
   const { paths } = task;
-  const progress = writerProgress(messages, task.index, paths);
+  const progress = writerProgress(items, task.index, paths);
   const rewrite = progress.lastCheckpointWrite >= 0 && progress.lastReflection > progress.lastCheckpointWrite;
   if (progress.lastCheckpointWrite >= 0 && !rewrite) return text(CHECKPOINT_COMPLETE);
 
@@ -85,7 +95,7 @@ export function extractiveStep(request: RecordedRequest): ScriptStep {
   const template = parseCheckpointTemplate(progress.readResults.get(paths.checkpoint));
   const notesText = paths.notes === undefined ? undefined : progress.readResults.get(paths.notes);
   const notes = notesText === undefined ? undefined : splitNotes(notesText);
-  const facts = extractConversationFacts(messages.slice(0, task.index));
+  const facts = extractConversationFacts(historyBefore(items, task.index));
   const checkpoint = renderCheckpoint(template, facts, { taskTree: inlinedTaskTree(task.text), notes: notes?.entries ?? [], short: rewrite });
   const calls: ToolCallSpec[] = [{ name: write.name, arguments: callArguments(write, paths.checkpoint, checkpoint) }];
   if (!rewrite && notes !== undefined && paths.notes !== undefined) {

@@ -1,4 +1,4 @@
-import { contentText, type ChatMessage } from '../chat-request.ts';
+import type { ConversationItem } from '../conversation-view.ts';
 
 /** The four absolute paths a writer task states (SPEC §2.3). Only `checkpoint` is required. */
 export interface WriterPaths {
@@ -44,19 +44,19 @@ export function isReflection(text: string): boolean {
 }
 
 /**
- * The writer task of the current run: the earliest user message stating a `CHECKPOINT_PATH` in the trailing writer
- * run. Reflections and reminders repeat the paths, so the search walks back from the end over assistant and tool
- * messages and writer follow-ups, and stops at the first ordinary user message of the coding conversation.
+ * The writer task of the current run: the earliest user item stating a `CHECKPOINT_PATH` in the trailing writer run.
+ * Reflections and reminders repeat the paths, so the search walks back from the end over assistant and tool items,
+ * user items that only carry tool results (Anthropic's), and writer follow-ups, and stops at the first ordinary user
+ * message of the coding conversation. Works on any API through the neutral items.
  */
-export function findWriterTask(messages: readonly ChatMessage[]): WriterTask | undefined {
+export function findWriterTask(items: readonly ConversationItem[]): WriterTask | undefined {
   let found: WriterTask | undefined;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (message?.role !== 'user') continue;
-    const text = contentText(message.content);
-    const paths = parseWriterPaths(text);
-    if (paths !== undefined) found = { index: i, text, paths };
-    else if (found !== undefined && !isReflection(text)) break;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item?.role !== 'user') continue;
+    const paths = parseWriterPaths(item.text);
+    if (paths !== undefined) found = { index: i, text: item.text, paths };
+    else if (found !== undefined && item.toolResults.length === 0 && !isReflection(item.text)) break;
   }
   return found;
 }

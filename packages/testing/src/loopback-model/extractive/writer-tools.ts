@@ -1,4 +1,5 @@
 import type { ChatTool } from '../chat-request.ts';
+import type { ConversationTool } from '../conversation-view.ts';
 
 /** How to call one of the request's tools to read or write a whole file. */
 export interface ToolBinding {
@@ -31,8 +32,15 @@ interface Schema {
   readonly required: readonly string[];
 }
 
-function schemaOf(tool: ChatTool): Schema | undefined {
-  const params = tool.function?.parameters;
+/** A tool definition as chat sends it, or as the neutral view gives it (any API). */
+export type ToolDefinition = ChatTool | ConversationTool;
+
+function definitionOf(tool: ToolDefinition): { name: string | undefined; parameters: Readonly<Record<string, unknown>> | undefined } {
+  if ('type' in tool) return { name: tool.function?.name, parameters: tool.function?.parameters };
+  return { name: tool.name, parameters: tool.parameters };
+}
+
+function schemaOf(params: Readonly<Record<string, unknown>> | undefined): Schema | undefined {
   const properties = params?.['properties'];
   if (typeof properties !== 'object' || properties === null) return undefined;
   const required = Array.isArray(params?.['required']) ? (params['required'] as unknown[]).filter((r) => typeof r === 'string') : [];
@@ -46,9 +54,9 @@ function commandEnum(schema: Schema): string[] {
   return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : [];
 }
 
-function bind(tool: ChatTool, kind: 'read' | 'write'): { binding: ToolBinding; preferred: boolean } | undefined {
-  const name = tool.function?.name;
-  const schema = schemaOf(tool);
+function bind(tool: ToolDefinition, kind: 'read' | 'write'): { binding: ToolBinding; preferred: boolean } | undefined {
+  const { name, parameters } = definitionOf(tool);
+  const schema = schemaOf(parameters);
   if (name === undefined || schema === undefined) return undefined;
   const commands = commandEnum(schema);
   const command = kind === 'read' ? 'view' : 'create';
@@ -64,7 +72,7 @@ function bind(tool: ChatTool, kind: 'read' | 'write'): { binding: ToolBinding; p
   return { binding: { name, pathArg, contentArg, extra }, preferred: (kind === 'read' ? PREFERRED_READ : PREFERRED_WRITE).test(name) };
 }
 
-function pick(tools: readonly ChatTool[], kind: 'read' | 'write'): ToolBinding | undefined {
+function pick(tools: readonly ToolDefinition[], kind: 'read' | 'write'): ToolBinding | undefined {
   const candidates = tools.flatMap((tool) => {
     const bound = bind(tool, kind);
     return bound === undefined ? [] : [bound];
@@ -75,9 +83,10 @@ function pick(tools: readonly ChatTool[], kind: 'read' | 'write'): ToolBinding |
 /**
  * Picks a whole-file read tool (name like read/view/cat, a path-like argument) and write tool (name like
  * write/create, path-like and content-like arguments) from the request's tools — Baton's own (`read`, `write`) or,
- * in fork mode, the agent's (`read_file {file_path}`, `Write`, `str_replace_editor` with `command`…).
+ * in fork mode, the agent's (`read_file {file_path}`, `Write`, `str_replace_editor` with `command`…). Takes chat
+ * tool definitions or the neutral view's tools (Responses function tools, Anthropic tools with an `input_schema`).
  */
-export function pickWriterTools(tools: readonly ChatTool[] | undefined): WriterToolSet {
+export function pickWriterTools(tools: readonly ToolDefinition[] | undefined): WriterToolSet {
   const list = tools ?? [];
   return { read: pick(list, 'read'), write: pick(list, 'write') };
 }
