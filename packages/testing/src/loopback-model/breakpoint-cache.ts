@@ -14,13 +14,15 @@ export interface BreakpointMeasure {
   readonly cacheReadTokens: number;
 }
 
-/** One block of the prompt in cache order, serialized without its `cache_control`. */
+/** One block of the prompt in cache order, serialized without its `cache_control` markers. */
 interface Segment {
   readonly text: string;
-  readonly breakpoint: boolean;
+  /** `cache_control` markers on the block and on blocks nested in it (a `tool_result`'s content). */
+  readonly breakpoints: number;
 }
 
-function hasBreakpoint(value: object): boolean {
+function hasControl(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
   const control = (value as Record<string, unknown>)['cache_control'];
   return control !== undefined && control !== null;
 }
@@ -30,10 +32,19 @@ function withoutCacheControl(value: object): object {
   return rest;
 }
 
+/** The block's markers and its key text: nested content blocks lose their markers too. */
+function segment(owner: string, block: object): Segment {
+  const rest = withoutCacheControl(block) as Record<string, unknown>;
+  const nested = Array.isArray(rest['content']) ? (rest['content'] as unknown[]) : [];
+  const nestedMarkers = nested.filter(hasControl).length;
+  const stripped = nestedMarkers === 0 ? rest : { ...rest, content: nested.map((b) => (hasControl(b) ? withoutCacheControl(b as object) : b)) };
+  return { text: JSON.stringify([owner, stripped]), breakpoints: (hasControl(block) ? 1 : 0) + nestedMarkers };
+}
+
 /** The prompt's blocks in cache order: tools, then system blocks, then each message's content blocks. */
 function segments(prompt: AnthropicPrompt): Segment[] {
   const out: Segment[] = [];
-  const add = (owner: string, block: object): void => void out.push({ text: JSON.stringify([owner, withoutCacheControl(block)]), breakpoint: hasBreakpoint(block) });
+  const add = (owner: string, block: object): void => void out.push(segment(owner, block));
   for (const tool of prompt.tools ?? []) add('tool', tool);
   if (typeof prompt.system === 'string') add('system', { type: 'text', text: prompt.system });
   else for (const block of prompt.system ?? []) add('system', block);
@@ -44,9 +55,9 @@ function segments(prompt: AnthropicPrompt): Segment[] {
   return out;
 }
 
-/** Number of `cache_control` breakpoints in the prompt (tools, system blocks, message content blocks). */
+/** Number of `cache_control` markers in the prompt (tools, system blocks, message content blocks and their content). */
 export function countBreakpoints(prompt: AnthropicPrompt): number {
-  return segments(prompt).filter((s) => s.breakpoint).length;
+  return segments(prompt).reduce((sum, s) => sum + s.breakpoints, 0);
 }
 
 function chainHash(previous: string, text: string): string {
@@ -56,9 +67,10 @@ function chainHash(previous: string, text: string): string {
 /**
  * A simulated Anthropic prompt cache, modelling its explicit breakpoints simply:
  * - the prompt is a list of blocks in the order tools → system blocks → message content blocks (a string system or
- *   message content is one text block); a block carrying `cache_control` is a breakpoint (at most
- *   {@link MAX_CACHE_BREAKPOINTS}, checked by the server before this runs). The model is part of every key;
- *   `cache_control` itself is not (moving a breakpoint does not change the prefix before it);
+ *   message content is one text block); a block carrying `cache_control` (itself, or a block nested in its
+ *   content, as in a `tool_result`) is a breakpoint after that block (at most {@link MAX_CACHE_BREAKPOINTS} markers,
+ *   checked by the server before this runs). The model is part of every key; `cache_control` itself is not (moving
+ *   a breakpoint does not change the prefix before it);
  * - a request with no breakpoint neither reads nor writes the cache;
  * - read: the longest prefix, ending at or before the request's last breakpoint, that an earlier request wrote
  *   (`cache_read_input_tokens`). Unlike the real service there is no 20-block look-back limit and no expiry;
@@ -92,8 +104,8 @@ export class BreakpointCache {
     const prefixes = blocks.map((block, i) => {
       chain = chainHash(chain, block.text);
       tokens += this.#count(block.text);
-      if (block.breakpoint) lastBreakpoint = i;
-      return { chain, tokens, breakpoint: block.breakpoint };
+      if (block.breakpoints > 0) lastBreakpoint = i;
+      return { chain, tokens, breakpoint: block.breakpoints > 0 };
     });
     const totalTokens = tokens;
     if (lastBreakpoint < 0) return { totalTokens, inputTokens: totalTokens, cacheCreationTokens: 0, cacheReadTokens: 0 };

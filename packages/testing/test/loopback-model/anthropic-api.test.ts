@@ -260,6 +260,20 @@ describe('loopback model: Anthropic Messages API', () => {
     server.script({ reply: { content: 'four is fine' } });
     const ok = await client(server).messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: blocks.slice(0, 4) }] });
     expect(ok.content).toEqual([{ type: 'text', text: 'four is fine' }]);
+    // A marker inside a tool result's content counts too.
+    const nested = await caught(
+      client(server).messages.create({
+        model: 'm',
+        max_tokens: 10,
+        system: [{ type: 'text', text: 'sys', cache_control: ephemeral }],
+        messages: [
+          { role: 'user', content: blocks.slice(0, 2) },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {}, cache_control: ephemeral }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'out', cache_control: ephemeral }] }] },
+        ],
+      }),
+    );
+    expect((nested as BadRequestError).apiMessage).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
   });
 
   it('counts tokens like a Messages call counts its input, and records nothing', async () => {
