@@ -63,11 +63,15 @@ export function isCurrentRebuild(ctx: SessionContext, event: Events<'rebuild.ren
 }
 
 /** Starts a rebuild for the request; the next action decides how it goes on (wait, render or compact). */
-export const beginRebuild: SessionStep<Events<'rebuild.requested'>, { readonly mode: RebuildInProgress['mode'] }> = (ctx, event, _emit, { mode }) => ({
-  ...ctx,
-  rebuildSeq: ctx.rebuildSeq + 1,
-  rebuild: { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode, writerId: null, timerId: null, compactOutcome: 'compacted' },
-});
+export const beginRebuild: SessionStep<Events<'rebuild.requested'>, { readonly mode: RebuildInProgress['mode'] }> = (ctx, event, emit, { mode }) => {
+  // The agent's own compaction is answered from the checkpoint: its session's watchers learn so.
+  if (event.reason === 'compaction') emit({ kind: 'publish', event: { type: 'status', text: "Answering the agent's compaction from the checkpoint…" } });
+  return {
+    ...ctx,
+    rebuildSeq: ctx.rebuildSeq + 1,
+    rebuild: { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode, writerId: null, timerId: null, compactOutcome: 'compacted' },
+  };
+};
 
 /** One rebuild at a time; the runtime refuses a second one before logging it, so this only guards the machine. */
 export const refuseRebuild: SessionStep<Events<'rebuild.requested'>> = (ctx, event, emit) => {

@@ -60,7 +60,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** Headroom over the daemon's own waits (writer await, drain) before the client gives up on a reply. */
 const SLOW_CALL_MARGIN_MS = 60_000;
 /** The daemon's default waits before it answers a slow call (a daemon configured otherwise needs `timeoutMs`). */
-const REBUILD_WAIT_MS = { overflow: DEFAULT_WAITS.rebuildOverflowMs, manual: DEFAULT_WAITS.rebuildManualMs } as const;
+const REBUILD_WAIT_MS = { overflow: DEFAULT_WAITS.rebuildOverflowMs, manual: DEFAULT_WAITS.rebuildManualMs, compaction: DEFAULT_WAITS.rebuildOverflowMs } as const;
 
 /**
  * The TypeScript client of protocol v1, over any `Transport`. Each method sends one request and resolves with the
@@ -106,8 +106,8 @@ export class BatonClient {
   }
 
   /**
-   * Gets a rebuilt context. The daemon may first wait for a writer (`wait_ms`, else 180 s for `overflow` and 300 s
-   * for `manual`), so the default timeout is that wait plus 60 s.
+   * Gets a rebuilt context. The daemon may first wait for a writer (`wait_ms`, else 180 s for `overflow` and
+   * `compaction`, 300 s for `manual`), so the default timeout is that wait plus 60 s.
    */
   rebuild(sessionId: string, req: RebuildRequest, options?: CallOptions): Promise<RebuildReply> {
     const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];

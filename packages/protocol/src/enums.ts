@@ -33,7 +33,11 @@ export type ReentryKind = z.infer<typeof ReentryKindSchema>;
 export const WriterSlotSchema = z.enum(['idle', 'running', 'running+pending']);
 export type WriterSlot = z.infer<typeof WriterSlotSchema>;
 
-export const RebuildReasonSchema = z.enum(['overflow', 'manual']);
+/**
+ * Why a rebuild was asked for: `overflow` (the agent's next request would not fit), `manual`, or `compaction` (the
+ * agent asked its model for a summary of the conversation and is answered from the checkpoint instead).
+ */
+export const RebuildReasonSchema = z.enum(['overflow', 'manual', 'compaction']);
 export type RebuildReason = z.infer<typeof RebuildReasonSchema>;
 
 export const RebuildOutcomeSchema = z.enum(['rebuilt', 'compacted', 'insert-failed', 'checkpoint-off', 'memory-write-off']);

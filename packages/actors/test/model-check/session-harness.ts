@@ -173,13 +173,13 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
     const rb = ctx.rebuild;
     if (agentInput) {
       const requestId = rb === null ? `rb${ctx.rebuildSeq + 1}` : `rb${ctx.rebuildSeq}-again`;
-      for (const reason of ['overflow', 'manual'] as const) {
+      for (const reason of ['overflow', 'manual', 'compaction'] as const) {
         for (const exists of [true, false]) {
           add(`rebuild:${reason}:${exists ? 'file' : 'nofile'}`, {
             type: 'rebuild.requested',
             requestId,
             reason,
-            waitMs: reason === 'overflow' ? 180_000 : 300_000,
+            waitMs: reason === 'manual' ? 300_000 : 180_000,
             inFlightWaitMs: 30_000,
             checkpointExists: exists,
           });

@@ -58,16 +58,27 @@ function requested(ctx: SessionContext, event: Events<'rebuild.requested'>, effe
     effects.push({ kind: 'rebuild.reply', requestId: event.requestId, outcome: 'insert-failed', coveredUpTo: null, statusText: 'A rebuild is already in progress.', withContext: false });
     return ctx;
   }
+  // The agent's own compaction is announced first among the rebuild's effects (after a writer it starts).
+  const announce = (): void => {
+    if (event.reason === 'compaction') effects.push({ kind: 'publish', event: { type: 'status', text: "Answering the agent's compaction from the checkpoint…" } });
+  };
   const base: SessionContext = { ...ctx, rebuildSeq: ctx.rebuildSeq + 1 };
   const rebuild: RebuildInProgress = { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode: 'needed', writerId: null, timerId: null, compactOutcome: 'compacted' };
-  if (!ctx.input.checkpointEnabled) return compact(base, rebuild, 'checkpoint-off', effects);
-  if (ctx.input.memoryWriteDisabled) return compact(base, rebuild, 'memory-write-off', effects);
+  if (!ctx.input.checkpointEnabled || ctx.input.memoryWriteDisabled) {
+    announce();
+    return compact(base, rebuild, ctx.input.checkpointEnabled ? 'memory-write-off' : 'checkpoint-off', effects);
+  }
   if (ctx.watermark !== null && event.checkpointExists) {
     const usable = { ...rebuild, mode: 'usable' as const };
+    announce();
     return ctx.writer !== null ? wait(base, usable, Math.min(event.inFlightWaitMs, event.waitMs), effects) : render(base, usable, effects);
   }
-  if (ctx.writer !== null) return wait(base, rebuild, event.waitMs, effects);
+  if (ctx.writer !== null) {
+    announce();
+    return wait(base, rebuild, event.waitMs, effects);
+  }
   const [started, res] = requestWriter(base, 'rebuild', effects);
+  announce();
   if (res.result !== 'started') return compact(started, rebuild, 'compacted', effects);
   return wait(started, rebuild, event.waitMs, effects);
 }
