@@ -52,6 +52,7 @@ const rebuild = lazyModule(() => import('./rebuild.bench.ts'));
 const concurrency = lazyModule(() => import('./concurrency.bench.ts'));
 const memory = lazyModule(() => import('./memory.bench.ts'));
 const sessionLoad = lazyModule(() => import('./session-load.bench.ts'));
+const gateway = lazyModule(() => import('./gateway.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -88,6 +89,11 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'session-load',
     run: async () => (await sessionLoad.load()).benchSessionLoad(),
     targets: (section) => sessionLoad.get()?.sessionLoadTargets(section) ?? unavailable('session load'),
+  },
+  {
+    name: 'gateway',
+    run: async () => (await gateway.load()).benchGateway(),
+    targets: (section) => gateway.get()?.gatewayTargets(section) ?? unavailable('gateway'),
   },
 ];
 
