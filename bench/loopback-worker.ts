@@ -28,7 +28,7 @@ export function processCpuMs(): number {
 // the loopback model, in its own thread
 
 /**
- * `startLoopbackModel` from `@baton/runtime/testing`, run in a worker thread. In this thread, the fake provider's
+ * `startLoopbackModel` from `@baton/testing`, run in a worker thread. In this thread, the fake provider's
  * own work (parsing ~60 KB request bodies, hashing and tokenising every prompt piece for its simulated prefix cache)
  * took ~45 % of the main thread's busy time and set its event-loop delay; a real provider runs elsewhere, so it is
  * kept out of the thread whose delay is measured. It still shares the two cores with the daemon's workers.
@@ -84,7 +84,7 @@ import(workerData.tsx)
 export async function startLoopbackWorker(options: LoopbackModelOptions): Promise<LoopbackHandle> {
   const worker = new Worker(LOOPBACK_WORKER, {
     eval: true,
-    workerData: { tsx: import.meta.resolve('tsx/esm/api'), module: import.meta.resolve('@baton/runtime/testing'), options },
+    workerData: { tsx: import.meta.resolve('tsx/esm/api'), module: import.meta.resolve('@baton/testing'), options },
   });
   const next = <T>(key: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {
