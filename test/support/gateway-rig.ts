@@ -157,6 +157,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     dataDir,
     poolSize: 2,
     model: { baseURL: model.baseURL, apiKey: options.writerKey ?? 'daemon-writer-key', maxRetries: 0, timeoutMs: 10_000 },
+    anthropic: { baseURL: model.url, apiKey: options.writerKey ?? 'daemon-writer-key', maxRetries: 0, timeoutMs: 10_000 },
     tail: TEST_TAIL,
     ...(options.daemonLogger !== undefined ? { logger: options.daemonLogger } : {}),
     ...options.daemon,

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { AgentItem } from './agent-request.ts';
 import type { ChatMessage } from './chat-request.ts';
 
-/** A chat message's content digest: the same message re-sent gives the same digest. */
-export function messageDigest(m: ChatMessage): string {
+/** A conversation item's content digest: the same item re-sent gives the same digest. */
+export function messageDigest(m: AgentItem): string {
   return createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 16);
 }
 
@@ -41,10 +42,10 @@ export function systemPrompt(system: readonly ChatMessage[]): string[] | null {
  * check constant-time; an agent that compacted or edited its history changes its first messages (the summary
  * replaces them), and one that dropped the tail changes the last.
  */
-export function continues(recorded: readonly string[], history: readonly ChatMessage[]): boolean {
+export function continues(recorded: readonly string[], history: readonly AgentItem[], canonical: (item: AgentItem) => AgentItem = (item) => item): boolean {
   if (history.length < recorded.length) return false;
   if (recorded.length === 0) return true;
   const positions = new Set([0, recorded.length >> 1, recorded.length - 1]);
-  for (const i of positions) if (recorded[i] !== messageDigest(history[i] as ChatMessage)) return false;
+  for (const i of positions) if (recorded[i] !== messageDigest(canonical(history[i] as AgentItem))) return false;
   return true;
 }

@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StringDecoder } from 'node:string_decoder';
 import { Mailbox, type BatonClient } from '@baton/client';
 import type { Dispatcher } from 'undici';
-import { StreamedReply, isUsageOnlyEvent, replyOfCompletion, sseEventEnd, type ChatReply } from './chat-reply.ts';
-import { parseChatRequest, type ChatRequest } from './chat-request.ts';
+import type { AgentApi } from './agent-api.ts';
+import type { AgentRequest } from './agent-request.ts';
+import { anthropicApi } from './anthropic-api.ts';
+import { chatApi } from './chat-api.ts';
+import { isUsageOnlyEvent, sseEventEnd } from './chat-reply.ts';
+import { answerCompaction } from './instant-compaction.ts';
 import { setMember } from './json-splice.ts';
+import { responsesApi } from './responses-api.ts';
 import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
-import { isChatCompletions, parseRoute } from './route.ts';
+import { parseRoute } from './route.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
@@ -34,6 +38,9 @@ export interface GatewayOptions {
   readonly upstreamTimeoutMs?: number;
   readonly logger?: GatewayLogger;
 }
+
+/** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
+const APIS: readonly AgentApi[] = [chatApi, responsesApi, anthropicApi];
 
 /** Largest request body the gateway reads (the provider's own limit is usually lower). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -68,9 +75,10 @@ function sendError(res: ServerResponse, status: number, message: string, code: s
 
 /**
  * Baton's gateway: an HTTP server that agents use as their model base URL. Requests are forwarded to the upstream
- * provider with the agent's own credentials, body bytes and streaming untouched; chat-completions conversations are
- * recorded as daemon sessions (so writers run in fork mode from the agent's exact prefix), and a conversation that
- * overflows its usable window is rebuilt and sent upstream as its rebuilt context, without the agent noticing.
+ * provider with the agent's own credentials, body bytes and streaming untouched; conversations in the OpenAI chat,
+ * OpenAI Responses and Anthropic Messages APIs are recorded as daemon sessions in that API (so writers run in fork
+ * mode from the agent's exact prefix), a conversation that overflows its usable window is rebuilt and sent upstream
+ * as its rebuilt context without the agent noticing, and an agent's own compaction is answered from the checkpoint.
  */
 export class BatonGateway {
   readonly #server: Server;
@@ -80,10 +88,12 @@ export class BatonGateway {
   /** Who may use each session: a digest of the credential of its first call the upstream accepted (never the credential). */
   readonly #owners = new Map<string, string>();
   readonly #log: GatewayLogger;
+  readonly #client: BatonClient;
   #closing: Promise<void> | null = null;
 
   private constructor(options: GatewayOptions) {
     this.#log = options.logger ?? (() => {});
+    this.#client = options.client;
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#recorder = new SessionRecorder({
       client: options.client,
@@ -130,6 +140,8 @@ export class BatonGateway {
       this.#server.closeAllConnections();
       await closed;
       await this.#upstream.close();
+      // Recorded calls still on their way to the daemon get there (a daemon that is gone does not hold this up long).
+      await Promise.race([this.#recorder.flush(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     })();
     return this.#closing;
   }
@@ -138,15 +150,21 @@ export class BatonGateway {
     const route = parseRoute(req.url ?? '/');
     const method = req.method ?? 'GET';
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
-    const chat = body !== null && method === 'POST' && isChatCompletions(route.endpoint) ? parseChatRequest(body) : null;
-    if (chat === null || body === null) {
+    const api = method === 'POST' ? APIS.find((a) => a.matches(route.endpoint)) : undefined;
+    const agent = body !== null && api !== undefined ? api.parse(body) : null;
+    if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
     const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
-    const key = sessionKeyOf(route.sessionId, req.headers, chat, owner);
+    const key = sessionKeyOf(route.sessionId, req.headers, agent, owner);
     const projectId = projectOf(req.headers);
-    if (this.#recorder.isSideCall(key, chat)) {
+    if (api.isCompaction(agent, req.headers) && this.#owners.get(key) === owner) {
+      // The agent is about to replace its history with a summary: the checkpoint is that summary, with no model call.
+      const answered = await this.#mailbox.run(key, () => answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log }));
+      if (answered) return;
+    }
+    if (this.#recorder.isSideCall(key, agent)) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
@@ -163,20 +181,20 @@ export class BatonGateway {
       }
       let prepared: Prepared;
       try {
-        prepared = await this.#recorder.prepare(key, chat, body, { projectId });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers });
       } catch (err) {
         // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
         this.#log('warn', 'forwarding without recording', { session: key, error: err instanceof Error ? err.message : String(err) });
         await this.#forward(req, res, route.upstreamPath, body, null);
         return;
       }
-      const refused = await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared, mayRebuild: true });
+      const refused = await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: true });
       if (refused === null) return;
       // The provider says the prompt is over the window (the estimate from reported usage missed it: a gateway that
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, chat, body, { projectId, tooLong: true });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, headers: req.headers });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);
@@ -186,7 +204,7 @@ export class BatonGateway {
         relay(res, refused);
         return;
       }
-      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, chat, prepared, mayRebuild: false });
+      await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: false });
     });
   }
 
@@ -206,7 +224,7 @@ export class BatonGateway {
     res: ServerResponse,
     path: string,
     body: Uint8Array | null,
-    recorded: { key: string; owner: string; chat: ChatRequest; prepared: Prepared; mayRebuild: boolean } | null,
+    recorded: { key: string; owner: string; api: AgentApi; agent: AgentRequest; prepared: Prepared; mayRebuild: boolean } | null,
   ): Promise<Refusal | null> {
     // The agent may have gone while the call waited (its session's previous call, a rebuild): then nothing is sent.
     if (res.destroyed) return null;
@@ -215,11 +233,12 @@ export class BatonGateway {
       if (!res.writableFinished) abort.abort();
     });
     let sent = body;
-    const stripUsage = recorded !== null && recorded.chat.stream && !recorded.chat.includeUsage;
+    const streamOptions = recorded?.agent.body['stream_options'] as { include_usage?: unknown } | null | undefined;
+    const stripUsage = recorded !== null && recorded.api.api === 'openai-chat' && recorded.agent.stream && streamOptions?.include_usage !== true;
     if (stripUsage && sent !== null) {
-      // The recording needs the usage: ask for it, and drop that extra chunk from what the agent gets.
-      const streamOptions = JSON.stringify({ ...(recorded.chat.body['stream_options'] as object | null | undefined), include_usage: true });
-      sent = Buffer.from(setMember(Buffer.from(sent).toString('utf8'), 'stream_options', streamOptions), 'utf8');
+      // A chat stream carries its usage only when asked: ask for it, and drop that extra chunk from what the agent gets.
+      const streamOptionsJson = JSON.stringify({ ...streamOptions, include_usage: true });
+      sent = Buffer.from(setMember(Buffer.from(sent).toString('utf8'), 'stream_options', streamOptionsJson), 'utf8');
     }
     const headers = upstreamHeaders(req.headers);
     // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls
@@ -247,17 +266,12 @@ export class BatonGateway {
     // claims nothing, so its owner can still use the session with the right key.
     if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
     const session = recorded?.prepared.session;
-    const streamed = recorded !== null && recorded.chat.stream ? new StreamedReply() : null;
-    const chunks: Buffer[] = [];
-    // A read may end inside a multi-byte character: decode across reads, and relay bytes, never re-encoded text.
-    const decoder = new StringDecoder('utf8');
+    const reader = recorded !== null && ok ? recorded.api.replyReader(recorded.agent) : null;
+    // Bytes are relayed as they came, never re-encoded text (a read may end inside a multi-byte character).
     let pendingEvent: Buffer = Buffer.alloc(0);
     try {
       for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-        if (recorded !== null && ok) {
-          if (streamed !== null) streamed.feed(decoder.write(chunk));
-          else chunks.push(chunk);
-        }
+        reader?.feed(chunk);
         if (!stripUsage || !ok) {
           res.write(chunk);
           continue;
@@ -282,16 +296,10 @@ export class BatonGateway {
     }
     // Only a complete call is recorded: one that failed, broke off or was abandoned by the agent leaves the session as
     // it was, and its messages are appended with the agent's next call (which carries them again).
-    if (recorded === null || session === undefined || !ok || abort.signal.aborted) return null;
-    const reply: ChatReply | null = streamed !== null ? (streamed.complete ? streamed.reply() : null) : replyOfCompletion(parseJson(Buffer.concat(chunks)));
+    if (recorded === null || session === undefined || reader === null || abort.signal.aborted) return null;
+    const reply = reader.reply();
     if (reply === null) return null;
-    try {
-      await this.#recorder.append(session, recorded.prepared.toAppend);
-    } catch (err) {
-      this.#log('warn', 'the daemon refused a recorded call', { session: recorded.key, error: err instanceof Error ? err.message : String(err) });
-      return null;
-    }
-    this.#recorder.completed(session, recorded.prepared.replyIndex, reply);
+    this.#recorder.completed(session, recorded.prepared.toAppend, recorded.prepared.replyIndex, reply);
     return null;
   }
 }
@@ -318,14 +326,6 @@ async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<B
     size += chunk.length;
   }
   return Buffer.concat(chunks);
-}
-
-function parseJson(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return null;
-  }
 }
 
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;

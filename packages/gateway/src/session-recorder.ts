@@ -1,16 +1,18 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { BatonClient } from '@baton/client';
-import { toProviderMessage, type Message } from '@baton/protocol';
-import type { ChatReply } from './chat-reply.ts';
-import type { ChatMessage, ChatRequest } from './chat-request.ts';
-import { continues, messageDigest, messageId, splitHistory, systemPrompt } from './conversation.ts';
+import { providerMessages, viewOf, type Message, type ProviderApi } from '@baton/protocol';
+import type { AgentApi } from './agent-api.ts';
+import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
+import { withContextBreakpoint } from './context-breakpoint.ts';
+import { continues, messageDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
 
 /** The agent's history prefix a rebuild replaced, and what the upstream gets instead. */
 interface Substitution {
-  /** Messages of the agent's history (after its system messages) that the rebuilt context stands for. */
+  /** Items of the agent's history (after its system items) that the rebuilt context stands for. */
   readonly agentLength: number;
-  /** The rebuilt context, as the provider gets it (Baton's envelope fields removed). */
-  readonly context: readonly Record<string, unknown>[];
+  /** The rebuilt context, as the daemon answered it. */
+  readonly context: readonly Message[];
 }
 
 /** One agent conversation as the gateway follows it: one slice of a session key. */
@@ -19,18 +21,21 @@ export interface GatewaySession {
   /** The daemon session of this slice (`<key>`, or `<key>-s<n>` for a history that continued no earlier slice). */
   daemonSessionId: string;
   slice: number;
+  readonly api: ProviderApi;
   model: string;
   usableWindow: number;
-  /** Digests of the history messages recorded so far, in order. */
+  /** Digests of the history items recorded so far (canonical forms), in order. */
   recorded: string[];
   /** The reply of the last successful call, recorded once the agent sends it back (with its usage). */
-  pending: { readonly index: number; readonly reply: ChatReply } | null;
+  pending: { readonly index: number; readonly reply: AgentReply } | null;
   substitution: Substitution | null;
   /** Rewrites of this session so far (a rebuild replaced part of the agent's history in what the upstream got). */
   rewrites: number;
+  /** Appends of completed calls on their way to the daemon, in call order. */
+  appending: Promise<void>;
 }
 
-/** A history message as the daemon records it, with the digest of the agent's message. */
+/** A history item as the daemon records it, with its digest. */
 export interface Recorded {
   readonly message: Message;
   readonly digest: string;
@@ -41,9 +46,9 @@ export interface Prepared {
   /** The slice the request belongs to. */
   readonly session: GatewaySession;
   readonly body: Uint8Array;
-  /** The history messages to append once the upstream answered (empty when they were appended already). */
+  /** The history items to append once the upstream answered (empty when they were appended already). */
   readonly toAppend: readonly Recorded[];
-  /** Where the agent's echo of this call's reply will sit in its history. */
+  /** Where the agent's echo of this call's reply will start in its history. */
   readonly replyIndex: number;
   /** Whether the request goes upstream rewritten onto a rebuilt context. */
   readonly rewritten: boolean;
@@ -61,13 +66,13 @@ export interface RecorderOptions {
 /** Slices kept per session key (the oldest is forgotten past this; its daemon session stays as it is). */
 const MAX_SLICES = 16;
 
-const usageTotal = (reply: ChatReply | null | undefined): number | null =>
+const usageTotal = (reply: AgentReply | null | undefined): number | null =>
   reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
 
 /**
- * Records a session's conversation from the requests an agent sends through the gateway, and rewrites those requests
- * after a rebuild. Keeps per session only digests and the last reply's facts; the messages themselves go to the
- * daemon (deterministic ids, so a re-sent history is deduplicated there).
+ * Records a session's conversation from the requests an agent sends through the gateway, in the agent's API, and
+ * rewrites those requests after a rebuild. Keeps per session only digests and the last reply's facts; the items
+ * themselves go to the daemon (deterministic ids, so a re-sent history is deduplicated there).
  */
 export class SessionRecorder {
   readonly #o: RecorderOptions;
@@ -83,23 +88,36 @@ export class SessionRecorder {
     return this.#slices.get(key)?.at(-1);
   }
 
+  /** The slice `req`'s history continues (the one that recorded most when several do), if any. */
+  sliceFor(key: string, api: AgentApi, req: AgentRequest): GatewaySession | undefined {
+    return (this.#slices.get(key) ?? []).reduce<GatewaySession | undefined>(
+      (best, s) => (s.api === api.api && continues(s.recorded, req.history, api.canonical) && (best === undefined || s.recorded.length >= best.recorded.length) ? s : best),
+      undefined,
+    );
+  }
+
   /** Whether this request belongs to the session's conversation (a side call — no tools, another model — does not). */
-  isSideCall(key: string, req: ChatRequest): boolean {
+  isSideCall(key: string, req: AgentRequest): boolean {
     if (req.tools === null || req.tools.length === 0) return true;
     const session = this.session(key);
     return session !== undefined && session.model !== req.model;
   }
 
-  async #open(key: string, sessionId: string, req: ChatRequest, system: readonly ChatMessage[], projectId: string | null): Promise<{ usableWindow: number }> {
-    const prompt = systemPrompt(system);
-    if (prompt === null) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
+  /** Waits for every append under way (before the gateway stops). */
+  async flush(): Promise<void> {
+    for (const slices of this.#slices.values()) for (const s of slices) await s.appending;
+  }
+
+  async #open(key: string, sessionId: string, api: AgentApi, req: AgentRequest, headers: IncomingHttpHeaders, projectId: string | null): Promise<{ usableWindow: number }> {
+    const fields = api.openFields(req, headers);
+    if (api.api === 'openai-chat' && fields.system === undefined && req.system.length > 0) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
     const opened = await this.#o.client.open({
       session_id: sessionId,
       project_id: projectId ?? this.#o.projectId,
       agent: 'gateway',
       model: { id: req.model, context_window: this.#o.contextWindow(req.model) },
-      ...(prompt !== null && prompt.length > 0 ? { system: prompt } : {}),
       ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
+      ...fields,
     });
     if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
     return { usableWindow: opened.usable_window };
@@ -107,62 +125,65 @@ export class SessionRecorder {
 
   /**
    * Before forwarding: follows the session to this request (opening it in `projectId`, default the gateway's, or a
-   * new slice when the agent rewrote its history), and when the conversation overflows the usable window, records what is new, asks the daemon for a
-   * rebuild and rewrites the request — also when `tooLong`: the upstream refused it as longer than the window. Returns
-   * the bytes to forward and what to append once the call succeeded.
+   * new slice when the agent rewrote its history), and when the conversation overflows the usable window, records
+   * what is new, asks the daemon for a rebuild and rewrites the request — also when `tooLong`: the upstream refused
+   * it as longer than the window. Returns the bytes to forward and what to append once the call succeeded.
    */
-  async prepare(key: string, req: ChatRequest, bytes: Uint8Array, options: { projectId?: string | null; tooLong?: boolean } = {}): Promise<Prepared> {
-    const tooLong = options.tooLong ?? false;
-    const { system, history } = splitHistory(req.messages);
+  async prepare(
+    key: string,
+    api: AgentApi,
+    req: AgentRequest,
+    bytes: Uint8Array,
+    options: { projectId?: string | null; tooLong?: boolean; headers?: IncomingHttpHeaders } = {},
+  ): Promise<Prepared> {
     const slices = this.#slices.get(key) ?? [];
-    // The slice this history continues, the one that recorded most when several do. Each conversation under one key
-    // keeps its own slice and rewrite: an agent that compacted or edited its history gets a new slice, and another
-    // conversation on the same key (a sub-agent, a second window, a copied URL) neither displaces the first one —
-    // which would then lose its rebuilt context and be sent upstream in full — nor is ever given its context.
-    let session = slices.reduce<GatewaySession | undefined>(
-      (best, s) => (continues(s.recorded, history) && (best === undefined || s.recorded.length >= best.recorded.length) ? s : best),
-      undefined,
-    );
+    // Each conversation under one key keeps its own slice and rewrite: an agent that compacted or edited its history
+    // gets a new slice, and another conversation on the same key (a sub-agent, a second window, a copied URL) neither
+    // displaces the first one — which would then lose its rebuilt context — nor is ever given its context.
+    let session = this.sliceFor(key, api, req);
     if (session === undefined) {
       const slice = (slices.at(-1)?.slice ?? -1) + 1;
       const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
       if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
-      const { usableWindow } = await this.#open(key, daemonSessionId, req, system, options.projectId ?? null);
-      session = { key, daemonSessionId, slice, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0 };
+      const { usableWindow } = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null);
+      session = { key, daemonSessionId, slice, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve() };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
       this.#slices.set(key, slices);
     }
-    const toAppend = this.#newMessages(session, history);
+    const toAppend = this.#newItems(session, api, req.history);
     // The request's size: the last call's reported usage, plus about a token per four bytes of what is new since.
     const pendingTotal = usageTotal(session.pending?.reply);
     const added = toAppend.reduce((sum, r) => sum + Math.ceil(JSON.stringify(r.message).length / 4), 0);
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
-    if (tooLong || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
-      return await this.#overflow(session, bytes, system, history, toAppend);
+    if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
+      return await this.#overflow(session, api, req, bytes, toAppend);
     }
-    return { session, body: this.#rewrite(session, bytes, system, history), toAppend, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt: false };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
   }
 
   /**
-   * Overflow: the daemon gets the history up to the newest assistant message and replaces it with its rebuilt
-   * context; what follows that message (the tool results the model has not seen yet, a new prompt) goes upstream
-   * verbatim after the context and is recorded once the call succeeds — a rebuild clears old tool outputs, and these
-   * are not old. A rebuild that fails leaves the earlier substitution (if any) in place.
+   * Overflow: the daemon gets the history up to the newest assistant item and replaces it with its rebuilt context;
+   * what follows that item (the tool results the model has not seen yet, a new prompt) goes upstream verbatim after
+   * the context and is recorded once the call succeeds — a rebuild clears old tool outputs, and these are not old. A
+   * rebuild that fails leaves the earlier substitution (if any) in place.
    */
-  async #overflow(session: GatewaySession, bytes: Uint8Array, system: readonly ChatMessage[], history: readonly ChatMessage[], toAppend: readonly Recorded[]): Promise<Prepared> {
+  async #overflow(session: GatewaySession, api: AgentApi, req: AgentRequest, bytes: Uint8Array, toAppend: readonly Recorded[]): Promise<Prepared> {
+    const { history } = req;
     let newestAssistant = history.length - 1;
-    while (newestAssistant >= 0 && history[newestAssistant]?.role !== 'assistant') newestAssistant--;
+    while (newestAssistant >= 0 && toRole(history[newestAssistant] as AgentItem, api.api) !== 'assistant') newestAssistant--;
     const cut = Math.max(session.recorded.length, newestAssistant + 1);
     const before = toAppend.slice(0, cut - session.recorded.length);
     const after = toAppend.slice(before.length);
-    await this.append(session, before);
+    await session.appending;
+    await this.#append(session, before);
+    session.recorded.push(...before.map((r) => r.digest));
     let rebuilt = false;
     try {
       const reply = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
       if (reply.context.length > 0) {
-        session.substitution = { agentLength: cut, context: reply.context.map(toProviderMessage) };
+        session.substitution = { agentLength: cut, context: reply.context };
         session.pending = null;
         session.rewrites++;
         rebuilt = true;
@@ -171,50 +192,74 @@ export class SessionRecorder {
     } catch (err) {
       this.#o.log('warn', 'the rebuild failed: the request goes on the context it had', { session: session.key, error: err instanceof Error ? err.message : String(err) });
     }
-    return { session, body: this.#rewrite(session, bytes, system, history), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
   }
 
-  /** The history messages not recorded yet, as daemon messages (the pending reply's facts on its echo). */
-  #newMessages(session: GatewaySession, history: readonly ChatMessage[]): Recorded[] {
+  /** The history items not recorded yet, as daemon messages (the pending reply's facts on its echo's last item). */
+  #newItems(session: GatewaySession, api: AgentApi, history: readonly AgentItem[]): Recorded[] {
     const out: Recorded[] = [];
+    const pending = session.pending;
+    const replyAt = pending === null ? -1 : Math.min(pending.index + pending.reply.items, history.length) - 1;
     for (let i = session.recorded.length; i < history.length; i++) {
-      const m = history[i] as ChatMessage;
-      const digest = messageDigest(m);
-      const reply = session.pending?.index === i && m.role === 'assistant' ? session.pending.reply : null;
-      const message: Message = {
-        ...(m as unknown as Message),
+      const item = api.canonical(history[i] as AgentItem);
+      const digest = messageDigest(item);
+      const role = toRole(item, api.api);
+      const reply = pending !== null && i === replyAt && role === 'assistant' ? pending.reply : null;
+      const envelope = {
         id: messageId(i, digest),
         ...(reply !== null && reply.finishReason !== null ? { finish_reason: reply.finishReason } : {}),
         ...(reply?.usage !== null && reply?.usage !== undefined ? { usage: { ...reply.usage } } : {}),
       };
+      const message: Message = api.api === 'openai-chat' ? ({ ...(item as unknown as Message), ...envelope }) : { ...envelope, role, content: null, native: { ...item } };
       out.push({ message, digest });
     }
     return out;
   }
 
   /**
-   * The bytes the upstream gets: the agent's own bytes, or after a rebuild its system messages, the rebuilt context
-   * and the messages after the replaced prefix, spliced into the `messages` member (every other byte as sent).
+   * The bytes the upstream gets: the agent's own bytes, or after a rebuild its system items, the rebuilt context and
+   * the items after the replaced prefix, spliced into the conversation member (every other byte as sent).
    */
-  #rewrite(session: GatewaySession, bytes: Uint8Array, system: readonly ChatMessage[], history: readonly ChatMessage[]): Uint8Array {
+  #rewrite(session: GatewaySession, api: AgentApi, req: AgentRequest, bytes: Uint8Array): Uint8Array {
     const sub = session.substitution;
     if (sub === null) return bytes;
-    const messages = [...system, ...sub.context, ...history.slice(sub.agentLength)];
-    const text = setMember(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), 'messages', JSON.stringify(messages));
+    const after = req.history.slice(sub.agentLength).map((item, i): Message => ({ id: `agent-${i}`, role: toRole(item, api.api), content: null, native: { ...item } }));
+    let items = providerMessages([...sub.context, ...after], api.api);
+    if (api.api === 'anthropic-messages') items = withContextBreakpoint(items, providerMessages(sub.context, api.api).length, req);
+    const text = setMember(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), api.member, JSON.stringify([...req.system, ...items]));
     return Buffer.from(text, 'utf8');
   }
 
-  /** Appends history messages to the session's daemon session and marks them recorded. */
-  async append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
+  /** Appends history items to the session's daemon session (in order, at most 1000 per request). */
+  async #append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
     for (let i = 0; i < records.length; i += 1000) {
       await this.#o.client.append(session.daemonSessionId, records.slice(i, i + 1000).map((r) => r.message));
     }
-    for (const r of records) session.recorded.push(r.digest);
-    if (records.length > 0 && session.pending !== null && session.pending.index < session.recorded.length) session.pending = null;
   }
 
-  /** A call succeeded: its reply is recorded when the agent sends it back at `index`. */
-  completed(session: GatewaySession, index: number, reply: ChatReply): void {
+  /**
+   * A call succeeded: its new items count as recorded at once (the agent's next call may come before the daemon
+   * has them) and are appended behind the appends before them; its reply is recorded when the agent echoes it at
+   * `index`. An append the daemon refuses is forgotten, so the agent's next call carries those items again.
+   */
+  completed(session: GatewaySession, records: readonly Recorded[], index: number, reply: AgentReply): void {
+    const from = session.recorded.length;
+    session.recorded.push(...records.map((r) => r.digest));
     session.pending = { index, reply };
+    session.appending = session.appending
+      .then(() => this.#append(session, records))
+      .catch((err: unknown) => {
+        this.#o.log('warn', 'the daemon refused a recorded call', { session: session.key, error: err instanceof Error ? err.message : String(err) });
+        if (session.recorded.length > from) session.recorded.length = from;
+      });
   }
+}
+
+/** Baton's reading of an item's role (chat messages carry their own). */
+function toRole(item: AgentItem, api: ProviderApi): Message['role'] {
+  if (api === 'openai-chat') {
+    const role = item['role'];
+    return role === 'assistant' || role === 'tool' || role === 'system' ? role : role === 'developer' ? 'system' : 'user';
+  }
+  return viewOf({ id: '', role: 'user', content: null, native: item }).role;
 }

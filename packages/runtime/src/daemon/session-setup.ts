@@ -51,8 +51,9 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     tail: { ...(options.tail ?? DEFAULT_TAIL_POLICY) },
   };
   const api = req.api ?? DEFAULT_PROVIDER_API;
-  if (Array.isArray(req.system) && req.system.some((s) => typeof s !== 'string') && api !== 'anthropic-messages') {
-    throw new ProtocolError('bad_request', 'invalid request: system: blocks are the Anthropic form; this session is ' + api, [{ path: 'system', message: `system blocks need api anthropic-messages, not ${api}` }]);
+  if (Array.isArray(req.system) && req.system.some((s) => typeof s !== 'string') && api === 'openai-chat') {
+    const message = 'objects (Anthropic system blocks, Responses system items) need api anthropic-messages or openai-responses';
+    throw new ProtocolError('bad_request', `invalid request: system: ${message}`, [{ path: 'system', message }]);
   }
   return {
     input,

@@ -2,11 +2,15 @@ import type OpenAI from 'openai';
 import { partsText } from '@baton/protocol';
 import { carriedParams, type WriterModel, type WriterModelReply, type WriterRequest, type WriterToolOutput } from './writer-model.ts';
 
-/** The Responses `instructions` for a system prompt (several parts become one text). */
-export function instructionsOf(system: WriterRequest['system']): string | null {
-  if (system === null) return null;
-  if (typeof system === 'string') return system;
-  return system.map((s) => (typeof s === 'string' ? s : partsText([s]))).join('\n\n');
+/**
+ * Where a Responses session's system prompt goes: text becomes `instructions`; items (an agent's leading system and
+ * developer messages, as Codex and pi send them) open the input, as the agent sends them.
+ */
+export function systemOf(system: WriterRequest['system']): { instructions: string | null; items: Record<string, unknown>[] } {
+  if (system === null) return { instructions: null, items: [] };
+  if (typeof system === 'string') return { instructions: system, items: [] };
+  if (system.every((s) => typeof s === 'string')) return { instructions: (system).join('\n\n'), items: [] };
+  return { instructions: null, items: (system).map((s) => (typeof s === 'string' ? { role: 'system', content: s } : (s as Record<string, unknown>))) };
 }
 
 const CALL_OUTPUT: Readonly<Record<string, string>> = {
@@ -31,7 +35,7 @@ export class ResponsesWriterModel implements WriterModel {
   constructor(openai: OpenAI, request: WriterRequest) {
     this.#openai = openai;
     this.#request = request;
-    this.#input = [...request.prefix];
+    this.#input = [...systemOf(request.system).items, ...request.prefix];
   }
 
   addUser(text: string): void {
@@ -44,7 +48,7 @@ export class ResponsesWriterModel implements WriterModel {
 
   async call(signal: AbortSignal): Promise<WriterModelReply> {
     const { model, tools, params, headers } = this.#request;
-    const instructions = instructionsOf(this.#request.system);
+    const { instructions } = systemOf(this.#request.system);
     const body = {
       model,
       ...(instructions !== null ? { instructions } : {}),

@@ -45,8 +45,11 @@ export interface WriterRequest {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** Fields of a request the writer sets itself: an agent's value for them is not copied. */
-const OWN_FIELDS = new Set(['model', 'messages', 'input', 'instructions', 'system', 'tools', 'stream', 'stream_options', 'previous_response_id', 'conversation', 'store', 'background']);
+/**
+ * Fields of a request the writer sets itself: an agent's value for them is not copied. (Responses `instructions` is
+ * carried: a session whose system prompt is items keeps the agent's instructions there.)
+ */
+const OWN_FIELDS = new Set(['model', 'messages', 'input', 'system', 'tools', 'stream', 'stream_options', 'previous_response_id', 'conversation', 'store', 'background']);
 
 /** The agent's other request fields a writer sends as the agent does. */
 export function carriedParams(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
