@@ -28,6 +28,8 @@ export const WRITER_TOOL_ARGS = {
   glob: ['pattern', 'path'],
   grep: ['pattern', 'path', 'include'],
   task: ['operation'],
+  /** A shell the writer runs against the memory files only (reads, and heredoc writes); nothing is executed. */
+  shell: ['command'],
 } as const;
 export type WriterToolName = keyof typeof WRITER_TOOL_ARGS;
 
@@ -51,6 +53,7 @@ export const WriterToolsSchema = z.strictObject({
   glob: toolMapping(WRITER_TOOL_ARGS.glob),
   grep: toolMapping(WRITER_TOOL_ARGS.grep),
   task: toolMapping(WRITER_TOOL_ARGS.task),
+  shell: toolMapping(WRITER_TOOL_ARGS.shell),
 });
 export type WriterTools = z.infer<typeof WriterToolsSchema>;
 

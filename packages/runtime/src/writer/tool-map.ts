@@ -38,6 +38,7 @@ const NAME_HINTS: Readonly<Record<WriterToolName, readonly string[]>> = {
   glob: ['glob', 'findfiles', 'listfiles'],
   grep: ['grep', 'search', 'searchfiles', 'ripgrep', 'rg'],
   task: [],
+  shell: ['bash', 'shell', 'execcommand', 'exec', 'runcommand', 'runshellcommand', 'terminal', 'localshell'],
 };
 
 /** Argument names coding agents commonly use for Baton's arguments. */
@@ -53,6 +54,7 @@ const ARG_HINTS: Readonly<Record<string, readonly string[]>> = {
   pattern: ['pattern', 'glob', 'query', 'regex'],
   include: ['include', 'file_pattern', 'glob_pattern'],
   operation: ['operation', 'op', 'action'],
+  command: ['command', 'cmd', 'script'],
 };
 
 /** Arguments a tool cannot work without. */
@@ -64,6 +66,7 @@ const REQUIRED: Readonly<Record<WriterToolName, readonly string[]>> = {
   glob: ['pattern'],
   grep: ['pattern'],
   task: ['operation'],
+  shell: ['command'],
 };
 
 const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
@@ -122,7 +125,9 @@ export function resolveToolMap(declared: Declared | null, tools: readonly unknow
     bound.add(batonName as WriterToolName);
   }
   for (const tool of WRITER_TOOLS) {
-    if (bound.has(tool)) continue;
+    // The writer's shell is for agents that read files through theirs (Codex): an agent with a read tool keeps its
+    // shell out of the writer's reach, as any other tool Baton does not implement.
+    if (bound.has(tool) || (tool === 'shell' && bound.has('read'))) continue;
     for (const agent of agentTools) {
       if (map.has(agent.name) || !NAME_HINTS[tool].includes(norm(agent.name))) continue;
       const args = bindArgs(tool, agent);

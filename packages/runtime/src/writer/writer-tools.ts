@@ -1,10 +1,11 @@
 import type { Task, ToolCall, ToolResult } from '@baton/actors';
 import { MemoryStoreError, renderPrompt, type WriterFiles } from '@baton/memory-store';
 import { renderTaskTree } from './writer-prompt.ts';
+import { runShell } from './shell-tool.ts';
 import type { ToolMap, WriterToolName } from './tool-map.ts';
 
 /** Writer tools Baton implements (SPEC §2.3); any other tool is answered "Tool not permitted". */
-export const IMPLEMENTED_TOOLS: readonly WriterToolName[] = ['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task'];
+export const IMPLEMENTED_TOOLS: readonly WriterToolName[] = ['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task', 'shell'];
 
 export interface ToolContext {
   readonly files: WriterFiles;
@@ -85,6 +86,8 @@ export async function runWriterTool(call: ToolCall, ctx: ToolContext): Promise<T
       }
       case 'task':
         return { id: call.id, name: call.name, ok: true, output: renderTaskTree(ctx.tasks) };
+      case 'shell':
+        return { id: call.id, name: call.name, ok: true, output: await runShell(args['command'], ctx.files) };
       default:
         return { id: call.id, name: call.name, ok: true, output: renderPrompt('tool-not-permitted', { TOOL: call.name, ALLOWED: allowedToolNames(ctx).join(', ') }) };
     }

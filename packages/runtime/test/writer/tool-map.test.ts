@@ -31,3 +31,22 @@ describe('writer tool map', () => {
     expect(declaredMissing.reason).toMatch(/declared writer_tools/);
   });
 });
+
+describe('writer tool map for shell agents', () => {
+  it("maps a Codex-like agent's shell and free-form apply_patch (no read tool), never an agent's shell beside its read tool", () => {
+    const codex = resolveToolMap(null, [
+      { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
+      { type: 'custom', name: 'apply_patch', format: { type: 'grammar' } },
+    ]);
+    expect(codex.forkPossible).toBe(true);
+    expect(codex.map.get('exec_command')).toEqual({ tool: 'shell', args: { cmd: 'command' } });
+    expect(codex.map.get('apply_patch')).toEqual({ tool: 'apply_patch', args: { input: 'patch' } });
+    const anthropic = resolveToolMap(null, [
+      { name: 'read', input_schema: { type: 'object', properties: { path: {} } } },
+      { name: 'bash', input_schema: { type: 'object', properties: { command: {} } } },
+      { name: 'write', input_schema: { type: 'object', properties: { path: {}, content: {} } } },
+    ]);
+    expect(anthropic.map.get('read')?.tool).toBe('read');
+    expect(anthropic.map.has('bash')).toBe(false);
+  });
+});
