@@ -9,7 +9,7 @@ export const SHELL_HELP =
 export function scriptOf(command: unknown): string {
   if (typeof command === 'string') return command;
   if (Array.isArray(command) && command.every((w) => typeof w === 'string')) {
-    const argv = command as string[];
+    const argv = command;
     if (argv.length === 3 && /(^|\/)(ba)?sh$/.test(argv[0] as string) && /^-l?c$/.test(argv[1] as string)) return argv[2] as string;
     return argv.map((w) => (/^[\w./:=@%+-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
   }
@@ -79,8 +79,10 @@ async function run(cmd: ShellCommand, files: WriterFiles): Promise<string> {
       const r = await files.grep(pattern, path);
       return r.matches.length === 0 ? 'No matches.' : r.matches.join('\n');
     }
+    case undefined:
+      throw new Error('an empty command');
     default:
-      throw new Error(`${name ?? '(nothing)'} is not available`);
+      throw new Error(`${name} is not available`);
   }
 }
 
