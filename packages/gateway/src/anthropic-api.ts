@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { partsText } from '@baton/protocol';
 import { looksLikeSummaryRequest, paramsOf, sse, type AgentApi } from './agent-api.ts';
-import type { AgentItem } from './agent-request.ts';
 import { AnthropicReplyReader } from './anthropic-reply.ts';
+import { isObjectList, modelRequestBody } from './json-body.ts';
 
 /** Fields of a Messages request that are not carried into writer requests. */
 const NOT_PARAMS = new Set(['model', 'messages', 'system', 'tools', 'stream', 'metadata']);
@@ -28,18 +28,11 @@ export const anthropicApi: AgentApi = {
   member: 'messages',
   matches: (endpoint) => endpoint === '/v1/messages' || endpoint === '/messages',
   parse(bytes) {
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-    } catch {
-      return null;
-    }
-    if (typeof body !== 'object' || body === null) return null;
-    const b = body as Record<string, unknown>;
-    const messages = b['messages'];
-    if (typeof b['model'] !== 'string' || b['model'] === '' || !Array.isArray(messages) || !messages.every((m) => typeof m === 'object' && m !== null && typeof (m as { role?: unknown }).role === 'string')) return null;
+    const b = modelRequestBody(bytes);
+    const messages = b?.['messages'];
+    if (b === null || !isObjectList(messages) || !messages.every((m) => typeof m['role'] === 'string')) return null;
     const tools = Array.isArray(b['tools']) ? (b['tools'] as object[]) : null;
-    return { api: 'anthropic-messages', model: b['model'], system: [], history: messages as AgentItem[], tools, stream: b['stream'] === true, body: b };
+    return { api: 'anthropic-messages', model: b.model, system: [], history: messages, tools, stream: b['stream'] === true, body: b };
   },
   canonical(item) {
     const content = item['content'];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { partsText } from '@baton/protocol';
 import { looksLikeSummaryRequest, paramsOf, sse, type AgentApi } from './agent-api.ts';
 import type { AgentItem } from './agent-request.ts';
+import { isObjectList, modelRequestBody } from './json-body.ts';
 import { ResponsesReplyReader } from './responses-reply.ts';
 
 /** Fields of a Responses request that are not carried into writer requests. */
@@ -29,21 +30,15 @@ export const responsesApi: AgentApi = {
   member: 'input',
   matches: (endpoint) => endpoint === '/v1/responses' || endpoint === '/responses',
   parse(bytes) {
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-    } catch {
-      return null;
-    }
-    if (typeof body !== 'object' || body === null) return null;
-    const b = body as Record<string, unknown>;
+    const b = modelRequestBody(bytes);
+    if (b === null) return null;
     const input = typeof b['input'] === 'string' ? [{ role: 'user', content: b['input'] }] : b['input'];
-    if (typeof b['model'] !== 'string' || b['model'] === '' || !Array.isArray(input) || !input.every((i) => typeof i === 'object' && i !== null)) return null;
-    const items = input as AgentItem[];
+    if (!isObjectList(input)) return null;
+    const items: AgentItem[] = input;
     let n = 0;
     while (n < items.length && isSystemItem(items[n] as AgentItem)) n++;
     const tools = Array.isArray(b['tools']) ? (b['tools'] as object[]) : null;
-    return { api: 'openai-responses', model: b['model'], system: items.slice(0, n), history: items.slice(n), tools, stream: b['stream'] === true, body: b };
+    return { api: 'openai-responses', model: b.model, system: items.slice(0, n), history: items.slice(n), tools, stream: b['stream'] === true, body: b };
   },
   canonical: (item) => item,
   openFields(req) {

@@ -1,0 +1,17 @@
+/** A request body parsed as a JSON object with a non-empty `model`, or null when it is not one. */
+export function modelRequestBody(bytes: Uint8Array): (Record<string, unknown> & { model: string }) | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const model = (body as { model?: unknown }).model;
+  return typeof model === 'string' && model !== '' ? (body as Record<string, unknown> & { model: string }) : null;
+}
+
+/** Whether every element of a value is an object (a list of conversation items). */
+export function isObjectList(value: unknown): value is Record<string, unknown>[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+}
