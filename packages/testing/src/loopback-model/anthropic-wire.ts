@@ -1,6 +1,6 @@
 import { parseToolArguments } from './chat-request.ts';
 import { halves } from './openai-wire.ts';
-import type { ResolvedReply } from './resolve-reply.ts';
+import { functionArguments, type ResolvedReply } from './resolve-reply.ts';
 import type { SseEvent } from './responses-wire.ts';
 import type { ErrorSpec } from './types.ts';
 
@@ -33,7 +33,7 @@ export function messageContent(reply: ResolvedReply): Block[] {
   if (reply.thinking !== undefined) blocks.push({ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature });
   const empty = reply.thinking === undefined && reply.toolCalls.length === 0;
   if (reply.content !== null && (reply.content !== '' || empty)) blocks.push({ type: 'text', text: reply.content });
-  for (const call of reply.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) });
+  for (const call of reply.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(functionArguments(call)) });
   return blocks;
 }
 

@@ -1,4 +1,4 @@
-import type { ResolvedReply } from './resolve-reply.ts';
+import { functionArguments, type ResolvedReply } from './resolve-reply.ts';
 import type { ErrorSpec } from './types.ts';
 
 /** The usage block of a completion, OpenAI-shaped. */
@@ -28,7 +28,7 @@ const DEFAULT_ERROR_TYPES: Readonly<Record<number, string>> = {
 };
 
 function wireToolCalls(reply: ResolvedReply): object[] {
-  return reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: functionArguments(c) } }));
 }
 
 /** The non-streaming `chat.completion` body. */
@@ -69,7 +69,7 @@ export function streamChunks(meta: CompletionMeta, reply: ResolvedReply, usage: 
   if (reply.content !== null && reply.content !== '') for (const piece of halves(reply.content)) chunks.push(chunk({ content: piece }));
   reply.toolCalls.forEach((call, index) => {
     chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-    for (const piece of halves(call.arguments)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    for (const piece of halves(functionArguments(call))) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   chunks.push(chunk({}, reply.finishReason));
   if (includeUsage) chunks.push({ ...base, choices: [], usage });

@@ -1,12 +1,25 @@
 import type { ReplySpec } from './types.ts';
 
+/** A tool call with its id assigned; `arguments` is JSON text, or a custom call's raw input. */
+export interface ResolvedToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly kind: 'function' | 'custom';
+}
+
 /** A reply with every default applied and tool-call ids assigned. */
 export interface ResolvedReply {
   readonly content: string | null;
   readonly reasoning: string | undefined;
   readonly thinking: { readonly text: string; readonly signature: string } | undefined;
-  readonly toolCalls: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
+  readonly toolCalls: readonly ResolvedToolCall[];
   readonly finishReason: string;
+}
+
+/** A call's arguments as a function call carries them: a custom call's input becomes `{"input": …}`. */
+export function functionArguments(call: ResolvedToolCall): string {
+  return call.kind === 'custom' ? JSON.stringify({ input: call.arguments }) : call.arguments;
 }
 
 /**
@@ -18,6 +31,7 @@ export function resolveReply(spec: ReplySpec, requestIndex: number, idPrefix = '
     id: call.id ?? `${idPrefix}_${requestIndex}_${n}`,
     name: call.name,
     arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    kind: call.kind ?? 'function',
   }));
   const hasCalls = toolCalls.length > 0;
   return {

@@ -27,7 +27,10 @@ export interface SseEvent {
 
 type Item = Record<string, unknown> & { readonly type: string; readonly id: string };
 
-/** The output items of a reply, in order: reasoning (from `thinking`), the message, then one per function call. */
+/**
+ * The output items of a reply, in order: reasoning (from `thinking`), the message, then one per call — a
+ * `function_call`, or a `custom_tool_call` (its `input` the free-form text) for a custom call.
+ */
 export function responseOutput(meta: ResponseMeta, reply: ResolvedReply): Item[] {
   const items: Item[] = [];
   if (reply.thinking !== undefined) {
@@ -44,7 +47,8 @@ export function responseOutput(meta: ResponseMeta, reply: ResolvedReply): Item[]
     });
   }
   reply.toolCalls.forEach((call, n) => {
-    items.push({ type: 'function_call', id: `fc_loopback_${meta.index}_${n}`, call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' });
+    if (call.kind === 'custom') items.push({ type: 'custom_tool_call', id: `ctc_loopback_${meta.index}_${n}`, call_id: call.id, name: call.name, input: call.arguments, status: 'completed' });
+    else items.push({ type: 'function_call', id: `fc_loopback_${meta.index}_${n}`, call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' });
   });
   return items;
 }
@@ -130,6 +134,13 @@ function itemEvents(item: Item, outputIndex: number, emit: (type: string, fields
       emit('response.function_call_arguments.done', { ...at, name: item['name'], arguments: args });
       break;
     }
+    case 'custom_tool_call': {
+      const input = String(item['input']);
+      emit('response.output_item.added', { output_index: outputIndex, item: { ...item, input: '', status: 'in_progress' } });
+      if (input !== '') for (const delta of halves(input)) emit('response.custom_tool_call_input.delta', { ...at, delta });
+      emit('response.custom_tool_call_input.done', { ...at, input });
+      break;
+    }
     default:
       break;
   }
@@ -139,7 +150,8 @@ function itemEvents(item: Item, outputIndex: number, emit: (type: string, fields
 /**
  * The SSE events of a streamed reply, each `data` carrying its `type` and a `sequence_number`: `response.created`,
  * `response.in_progress`, per output item `output_item.added` … `output_item.done` (reasoning summary parts and
- * text, the message's content part and text deltas, a call's argument deltas — each text in two pieces), then
+ * text, the message's content part and text deltas, a function call's argument deltas or a custom call's input
+ * deltas — each text in two pieces), then
  * `response.completed` (or `response.incomplete`) with the whole response and its usage.
  */
 export function responseEvents(meta: ResponseMeta, reply: ResolvedReply, usage: ResponsesUsage): SseEvent[] {

@@ -7,11 +7,18 @@ import type { ResponsesRequest } from './responses-request.ts';
 /** The provider APIs the loopback server speaks. */
 export type LoopbackApi = 'openai-chat' | 'openai-responses' | 'anthropic-messages';
 
-/** A tool call the loopback model answers with. `arguments` objects are JSON-encoded; a missing id is generated. */
+/**
+ * A tool call the loopback model answers with. `arguments` objects are JSON-encoded; a missing id is generated.
+ * `kind: 'custom'` is a call of a free-form tool (Codex's `apply_patch`): its `arguments` string is the call's raw
+ * `input`, sent as a Responses `custom_tool_call`; chat and Anthropic, which have no such call, get a function call
+ * (a `tool_use`) whose arguments are `{"input": <that text>}`.
+ */
 export interface ToolCallSpec {
   readonly name: string;
   readonly arguments: Readonly<Record<string, unknown>> | string;
   readonly id?: string;
+  /** Default `'function'`. */
+  readonly kind?: 'function' | 'custom';
 }
 
 /** A reasoning item: visible text and the opaque signature a client sends back with it on the next turn. */

@@ -1,26 +1,47 @@
 import { parseToolArguments } from '../chat-request.ts';
-import type { ConversationItem } from '../conversation-view.ts';
+import type { ConversationItem, ConversationToolCall } from '../conversation-view.ts';
 import type { RecordedRequest, ScriptStep, ToolCallSpec } from '../types.ts';
 import { renderCheckpoint } from './checkpoint-render.ts';
 import { DEFAULT_CHECKPOINT_TEMPLATE, parseCheckpointTemplate, stripLineNumbers } from './checkpoint-template.ts';
 import { clip, extractConversationFacts } from './conversation-facts.ts';
 import { findWriterTask, inlinedTaskTree, isReflection, type WriterPaths } from './writer-task.ts';
-import { callArguments, pathOf, pickWriterTools, writesContent } from './writer-tools.ts';
+import { catCall, fileEffects, patchCall, pickShellPatchTools, shellOutput, wholeFilePatch, type ShellPatchTools } from './shell-patch-tools.ts';
+import { callArguments, pathOf, pickWriterTools, writesContent, type ToolBinding } from './writer-tools.ts';
 
 /** The completion signal of a writer turn (reference §6.3). */
 export const CHECKPOINT_COMPLETE = 'CHECKPOINT_COMPLETE';
 
+/**
+ * How the writer reaches the files: the request's whole-file read and write tools, or (Codex) its shell, which prints
+ * files, and its patch tool, which writes them.
+ */
+type FileAccess =
+  | { readonly kind: 'whole-file'; readonly read: ToolBinding | undefined; readonly write: ToolBinding }
+  | { readonly kind: 'shell-patch'; readonly tools: ShellPatchTools };
+
 /** What the writer has done so far in this run (the messages after its task). */
 interface WriterProgress {
-  /** Content returned for each path read, by path. */
+  /** Content returned for each path read, by path (undefined: the read failed, or has no result yet). */
   readonly readResults: ReadonlyMap<string, string | undefined>;
+  /** The content each path was last written with, when the call shows it (patches). */
+  readonly written: ReadonlyMap<string, string>;
   readonly lastCheckpointWrite: number;
   readonly lastReflection: number;
 }
 
-function writerProgress(items: readonly ConversationItem[], taskIndex: number, paths: WriterPaths): WriterProgress {
+/** The paths a call reads and the paths it writes (with their new content when the call shows it). */
+function callEffects(access: FileAccess, call: ConversationToolCall): { reads: readonly string[]; writes: ReadonlyMap<string, string | undefined> } {
+  if (access.kind === 'shell-patch') return fileEffects(access.tools, call);
+  const args = parseToolArguments(call.arguments);
+  const path = pathOf(args);
+  if (path === undefined) return { reads: [], writes: new Map() };
+  return writesContent(args) ? { reads: [], writes: new Map([[path, undefined]]) } : { reads: [path], writes: new Map() };
+}
+
+function writerProgress(items: readonly ConversationItem[], taskIndex: number, paths: WriterPaths, access: FileAccess): WriterProgress {
   const results = new Map<string, string>();
   const readCalls = new Map<string, string>();
+  const written = new Map<string, string>();
   let lastCheckpointWrite = -1;
   let lastReflection = -1;
   items.forEach((item, i) => {
@@ -30,15 +51,30 @@ function writerProgress(items: readonly ConversationItem[], taskIndex: number, p
     if (item.role === 'user' && isReflection(item.text)) lastReflection = i;
     if (item.role !== 'assistant') return;
     for (const call of item.toolCalls) {
-      const args = parseToolArguments(call.arguments);
-      const path = pathOf(args);
-      if (path === undefined) continue;
-      if (!writesContent(args)) readCalls.set(path, call.id);
-      else if (path === paths.checkpoint) lastCheckpointWrite = i;
+      const effects = callEffects(access, call);
+      for (const path of effects.reads) readCalls.set(path, call.id);
+      for (const [path, content] of effects.writes) {
+        if (content !== undefined) written.set(path, content);
+        if (path === paths.checkpoint) lastCheckpointWrite = i;
+      }
     }
   });
-  const readResults = new Map([...readCalls].map(([path, id]) => [path, results.get(id)] as const));
-  return { readResults, lastCheckpointWrite, lastReflection };
+  // A shell that could not print a file answers with an error: the file is taken as missing.
+  const content = (output: string | undefined): string | undefined => (output === undefined || access.kind === 'whole-file' ? output : shellOutput(output));
+  const readResults = new Map([...readCalls].map(([path, id]) => [path, content(results.get(id))] as const));
+  return { readResults, written, lastCheckpointWrite, lastReflection };
+}
+
+/** The call that reads `path`, when the writer can read. */
+function readCall(access: FileAccess, path: string): ToolCallSpec | undefined {
+  if (access.kind === 'shell-patch') return catCall(access.tools, path);
+  return access.read === undefined ? undefined : { name: access.read.name, arguments: callArguments(access.read, path) };
+}
+
+/** The call that makes `path` hold `content`; `previous` is what it holds now (undefined: it does not exist). */
+function writeCall(access: FileAccess, path: string, content: string, previous: string | undefined): ToolCallSpec {
+  if (access.kind === 'shell-patch') return patchCall(access.tools, wholeFilePatch(path, previous, content));
+  return { name: access.write.name, arguments: callArguments(access.write, path, content) };
 }
 
 /** Splits notes.md into its template part (before the first `## ` entry) and its entries' text lines. */
@@ -61,35 +97,46 @@ function text(content: string): ScriptStep {
   return { reply: { content, finish_reason: 'stop' } };
 }
 
+/** The request's way to the files: whole-file tools first, else a shell and a patch tool; undefined when neither. */
+function fileAccess(request: RecordedRequest): FileAccess | undefined {
+  const { read, write } = pickWriterTools(request.conversation.tools);
+  if (write !== undefined) return { kind: 'whole-file', read, write };
+  const tools = pickShellPatchTools(request);
+  return tools === undefined ? undefined : { kind: 'shell-patch', tools };
+}
+
 /**
  * The deterministic fake checkpoint writer: reads the request like a writer model would and answers the next turn.
  * Turn 1 reads the checkpoint, memory and notes files in one parallel message; turn 2 writes a complete 11-section
  * checkpoint built from the conversation before the task (structure copied from the file it read), resetting notes.md
  * when it has entries; after a write it answers `CHECKPOINT_COMPLETE`, unless a later validation reflection asks for a
- * fix, which gets one shorter rewrite. Without a writer task it answers with an extractive summary as text; without
- * a usable write tool, with an explanation. Reads the request through its neutral view, so it serves every API, and
- * its reply spec renders in the request's API.
+ * fix, which gets one shorter rewrite. It uses the request's whole-file read and write tools, or — for an agent
+ * without them, such as Codex — its shell (`cat <path>`, an error meaning the file is missing) and its patch tool
+ * (an added file, or an update replacing every line). Without a writer task it answers with an extractive summary as
+ * text; without a usable way to write, with an explanation. Reads the request through its neutral view, so it serves
+ * every API, and its reply spec renders in the request's API.
  */
 export function extractiveStep(request: RecordedRequest): ScriptStep {
-  const { items, tools } = request.conversation;
+  const { items } = request.conversation;
   const task = findWriterTask(items);
   if (task === undefined) {
     const last = items[items.length - 1];
     const history = last?.role === 'user' && last.toolResults.length === 0 ? items.slice(0, -1) : items;
     return text(renderCheckpoint(DEFAULT_CHECKPOINT_TEMPLATE, extractConversationFacts(history), { taskTree: [], notes: [], short: false }));
   }
-  const { read, write } = pickWriterTools(tools);
-  if (write === undefined) {
-    return text('Cannot write the checkpoint: the request offers no tool that writes a whole file (a tool named like write/create with a path argument and a content argument).');
+  const access = fileAccess(request);
+  if (access === undefined) {
+    return text('Cannot write the checkpoint: the request offers no tool that writes a whole file (a tool named like write/create with a path argument and a content argument), nor a shell and a patch tool.');
   }
   const { paths } = task;
-  const progress = writerProgress(items, task.index, paths);
+  const progress = writerProgress(items, task.index, paths, access);
   const rewrite = progress.lastCheckpointWrite >= 0 && progress.lastReflection > progress.lastCheckpointWrite;
   if (progress.lastCheckpointWrite >= 0 && !rewrite) return text(CHECKPOINT_COMPLETE);
 
-  if (read !== undefined && progress.readResults.size === 0) {
+  if (progress.readResults.size === 0) {
     const targets = [paths.checkpoint, paths.memory, paths.notes].filter((p): p is string => p !== undefined);
-    return { reply: { content: null, tool_calls: targets.map((p) => ({ name: read.name, arguments: callArguments(read, p) })) } };
+    const reads = targets.flatMap((p) => readCall(access, p) ?? []);
+    if (reads.length > 0) return { reply: { content: null, tool_calls: reads } };
   }
 
   const template = parseCheckpointTemplate(progress.readResults.get(paths.checkpoint));
@@ -97,9 +144,10 @@ export function extractiveStep(request: RecordedRequest): ScriptStep {
   const notes = notesText === undefined ? undefined : splitNotes(notesText);
   const facts = extractConversationFacts(historyBefore(items, task.index));
   const checkpoint = renderCheckpoint(template, facts, { taskTree: inlinedTaskTree(task.text), notes: notes?.entries ?? [], short: rewrite });
-  const calls: ToolCallSpec[] = [{ name: write.name, arguments: callArguments(write, paths.checkpoint, checkpoint) }];
-  if (!rewrite && notes !== undefined && paths.notes !== undefined) {
-    calls.push({ name: write.name, arguments: callArguments(write, paths.notes, notes.template) });
+  const current = (path: string): string | undefined => progress.written.get(path) ?? progress.readResults.get(path);
+  const calls: ToolCallSpec[] = [writeCall(access, paths.checkpoint, checkpoint, current(paths.checkpoint))];
+  if (!rewrite && notes !== undefined && paths.notes !== undefined && notesText !== undefined) {
+    calls.push(writeCall(access, paths.notes, notes.template, notesText));
   }
   return { reply: { content: null, tool_calls: calls } };
 }
