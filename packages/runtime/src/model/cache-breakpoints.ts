@@ -27,7 +27,10 @@ export function placeBreakpoints(messages: readonly Record<string, unknown>[], a
   const out = messages.map((m) => ({ ...m, content: blocksOf(m).map((b) => (typeof b === 'object' && b !== null ? { ...b } : b)) })) as (Record<string, unknown> & { content: Record<string, unknown>[] })[];
   const wanted: { message: number; block: number }[] = [at];
   const last = out.length - 1;
-  if (last >= 0 && last !== at.message) wanted.push({ message: last, block: (out[last]?.content.length ?? 1) - 1 });
+  const lastBlock = (out[last]?.content.length ?? 1) - 1;
+  // Baton's first turn joins the forked prefix's last user turn when the prefix ends with one: the newest block is then
+  // in the same message as the prefix's end, and still needs its own breakpoint.
+  if (last >= 0 && (last !== at.message || lastBlock !== at.block)) wanted.push({ message: last, block: lastBlock });
   for (const w of wanted) {
     const block = out[w.message]?.content[w.block];
     if (block !== undefined) block['cache_control'] = EPHEMERAL;
