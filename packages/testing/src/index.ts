@@ -2,6 +2,7 @@
 
 // NATS server
 export { startNatsServer, freePort, type NatsServerHandle } from './nats-server.ts';
+export { startNatsCluster, type NatsClusterHandle, type NatsClusterNode, type NatsClusterOptions } from './nats-cluster.ts';
 
 // Loopback model: the server, its scripting and recording types, the writer-task parser tests script against, and the
 // extractive writer a responder hands writer requests to (when it plays an agent's model itself)

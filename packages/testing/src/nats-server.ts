@@ -43,7 +43,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function defaultBinary(): string {
+export function defaultBinary(): string {
   return process.env['NATS_SERVER_BIN'] ?? 'nats-server';
 }
 
@@ -85,7 +85,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   };
 }
 
-async function spawnServer(binary: string, args: string[]): Promise<ChildProcess> {
+/** Spawns `binary` (trying the usual install paths for `nats-server`); rejects with an install hint when none runs. */
+export async function spawnServer(binary: string, args: string[]): Promise<ChildProcess> {
   const candidates = binary === 'nats-server' ? ['nats-server', '/usr/sbin/nats-server', '/usr/bin/nats-server'] : [binary];
   let lastErr: unknown;
   for (const bin of candidates) {
@@ -104,7 +105,8 @@ async function spawnServer(binary: string, args: string[]): Promise<ChildProcess
   );
 }
 
-function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
+/** Resolves once the server logs "Server is ready"; rejects with its output when it exits first or after `timeoutMs`. */
+export function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => {
@@ -137,7 +139,8 @@ function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
   });
 }
 
-async function stopByPid(child: ChildProcess, pid: number): Promise<void> {
+/** Stops a server by pid: SIGTERM, then SIGKILL after 2 s; resolves once it exited. */
+export async function stopByPid(child: ChildProcess, pid: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.kill(pid, 'SIGTERM');
