@@ -2,11 +2,17 @@ import type { IndexedMessage } from '@baton/actors';
 import { countTokensOnce } from '@baton/memory-store';
 import { viewOf, type Message } from '@baton/protocol';
 
-/** What of a message the model reads, as text to count: its text, its tool calls, and an opaque item whole. */
+/**
+ * What of a message the model reads, as text to count: its text, its tool calls, its tool results, and an opaque item
+ * whole. A Responses output item's text is its output already; the `tool_result` blocks of an Anthropic turn are not
+ * among its text parts, so their outputs are counted besides.
+ */
 function countedText(m: Message, view: ReturnType<typeof viewOf>): string {
   if (m.native === undefined) return (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')) + (m.tool_calls ? JSON.stringify(m.tool_calls) : '');
   if (view.opaque) return JSON.stringify(m.native);
-  return view.text + view.toolCalls.map((c) => `${c.name}${c.arguments}`).join('');
+  const type = m.native['type'];
+  const results = type === undefined || type === 'message' ? view.toolResults.map((r) => r.text).join('') : '';
+  return view.text + view.toolCalls.map((c) => `${c.name}${c.arguments}`).join('') + results;
 }
 
 /** Whether a message has text content (chat: a non-blank string or any `text` part, as sessions have always counted it). */
