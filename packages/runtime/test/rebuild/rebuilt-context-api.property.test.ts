@@ -107,7 +107,8 @@ const VALIDATE: Record<Exclude<ProviderApi, 'openai-chat'>, (items: readonly Ite
 };
 
 describe.each(['openai-responses', 'anthropic-messages'] as const)('rebuilt context in %s (property)', (api) => {
-  it('is a valid request of that API holding every user message after the watermark verbatim', () => {
+  // Hundreds of generated conversations: slow on a loaded machine, so the time limit is generous.
+  it('is a valid request of that API holding every user message after the watermark verbatim', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(turnsArb, fc.integer({ min: 0, max: 3 }), (turns, tailScale) => {
         const messages = conversationIn(api, turns);
@@ -134,7 +135,7 @@ describe.each(['openai-responses', 'anthropic-messages'] as const)('rebuilt cont
     );
   });
 
-  it('stays valid through a second rebuild on top of the first', () => {
+  it('stays valid through a second rebuild on top of the first', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(turnsArb, turnsArb, (first, second) => {
         const messages = conversationIn(api, first);

@@ -74,7 +74,7 @@ function rebuild(context: readonly Message[], watermark: string, seq: number): M
 }
 
 describe('rebuilt context (property)', () => {
-  it('is a valid OpenAI message sequence holding every user message after the watermark verbatim', () => {
+  it('is a valid OpenAI message sequence holding every user message after the watermark verbatim', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(conversationArb, fc.integer({ min: 0, max: 3 }), (messages, tailScale) => {
         const index = indexMessages(messages);
@@ -94,7 +94,7 @@ describe('rebuilt context (property)', () => {
     );
   });
 
-  it('a second rebuild with a watermark older than the first keeps the earlier tail and every newer message', () => {
+  it('a second rebuild with a watermark older than the first keeps the earlier tail and every newer message', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(conversationArb, conversationArb, (first, second) => {
         const index = indexMessages(first);
