@@ -11,6 +11,7 @@ export default defineConfig({
       'packages/testing',
       'packages/runtime',
       'packages/gateway',
+      'packages/inspector',
       'packages/cli',
       {
         test: {
