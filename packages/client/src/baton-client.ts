@@ -41,6 +41,7 @@ import { TransportError } from './transport/transport-error.ts';
 import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
 import { BatonRequestError } from './baton-request-error.ts';
 import { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
+import { mayFailOver, sleep, type FailoverOptions } from './session-failover.ts';
 
 export interface BatonClientOptions {
   /** Subject prefix. Default `baton`. */
@@ -49,6 +50,12 @@ export interface BatonClientOptions {
   readonly encoding?: Encoding;
   /** Timeout of ordinary requests. Default 30 s (slow calls get longer defaults, see each method). */
   readonly timeoutMs?: number;
+  /**
+   * Daemons in cluster mode: when a session's daemon is gone (no responders, `unavailable`, or a timeout for requests
+   * safe to repeat), open the session again with the request this client opened it with and send the request again
+   * (and retry `open` itself the same way). Default: off (errors are thrown as they come).
+   */
+  readonly failover?: FailoverOptions;
 }
 
 /** Per-call override of the request timeout. */
@@ -77,32 +84,43 @@ export class BatonClient {
   readonly encoding: Encoding;
   readonly #transport: Transport;
   readonly #timeoutMs: number;
+  readonly #failover: FailoverOptions | null;
+  /** With failover: the request each session was opened with, to open it again. */
+  readonly #opened = new Map<string, OpenRequest>();
 
   constructor(transport: Transport, options: BatonClientOptions = {}) {
     this.#transport = transport;
     this.subjects = subjects(options.prefix);
     this.encoding = options.encoding ?? 'msgpack';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#failover = options.failover ?? null;
   }
 
   /** Opens a new session, or resumes `req.session_id` when the daemon knows it. */
-  open(req: OpenRequest, options?: CallOptions): Promise<OpenReply> {
-    return this.#call(this.subjects.open, req, OpenReplySchema, options);
+  async open(req: OpenRequest, options?: CallOptions): Promise<OpenReply> {
+    if (this.#failover === null) return await this.#call(this.subjects.open, req, OpenReplySchema, options);
+    const { attempts: _attempts, ...reply } = await this.#openRetrying(req, options, performance.now() + this.#failover.timeoutMs);
+    this.#opened.set(reply.session_id, { ...req, session_id: reply.session_id });
+    return reply;
   }
 
   /** Appends 1–1000 messages; resolves once they are durable. */
   append(sessionId: string, messages: readonly Message[], options?: CallOptions): Promise<AppendReply> {
-    return this.#call(this.subjects.append(sessionId), { messages }, AppendReplySchema, options);
+    // Safe to repeat: message ids make a second delivery a no-op.
+    const subject = this.subjects.append(sessionId);
+    return this.#session(sessionId, true, () => this.#call(subject, { messages }, AppendReplySchema, options));
   }
 
   /** Replaces the session's task tree. */
   tasks(sessionId: string, tasks: readonly TaskItem[], options?: CallOptions): Promise<TasksReply> {
-    return this.#call(this.subjects.tasks(sessionId), { tasks }, TasksReplySchema, options);
+    const subject = this.subjects.tasks(sessionId);
+    return this.#session(sessionId, true, () => this.#call(subject, { tasks }, TasksReplySchema, options));
   }
 
   /** Asks for a checkpoint now. */
   checkpoint(sessionId: string, options?: CallOptions): Promise<CheckpointReply> {
-    return this.#call(this.subjects.checkpoint(sessionId), {}, CheckpointReplySchema, options);
+    const subject = this.subjects.checkpoint(sessionId);
+    return this.#session(sessionId, false, () => this.#call(subject, {}, CheckpointReplySchema, options));
   }
 
   /**
@@ -111,16 +129,19 @@ export class BatonClient {
    */
   rebuild(sessionId: string, req: RebuildRequest, options?: CallOptions): Promise<RebuildReply> {
     const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];
-    return this.#call(this.subjects.rebuild(sessionId), req, RebuildReplySchema, options, wait + SLOW_CALL_MARGIN_MS);
+    const subject = this.subjects.rebuild(sessionId);
+    return this.#session(sessionId, false, () => this.#call(subject, req, RebuildReplySchema, options, wait + SLOW_CALL_MARGIN_MS));
   }
 
   status(sessionId: string, options?: CallOptions): Promise<StatusReply> {
-    return this.#call(this.subjects.status(sessionId), {}, StatusReplySchema, options);
+    const subject = this.subjects.status(sessionId);
+    return this.#session(sessionId, true, () => this.#call(subject, {}, StatusReplySchema, options));
   }
 
   /** Closes the session; a running writer is drained first (up to 120 s), so the default timeout is 180 s. */
   close(sessionId: string, options?: CallOptions): Promise<CloseReply> {
-    return this.#call(this.subjects.close(sessionId), {}, CloseReplySchema, options, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS);
+    const subject = this.subjects.close(sessionId);
+    return this.#session(sessionId, false, () => this.#call(subject, {}, CloseReplySchema, options, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS));
   }
 
   /** The daemon's overview: sessions (resident, total, quarantined), writers, pool, memory and event log. */
@@ -186,6 +207,46 @@ export class BatonClient {
       timeoutMs: timeoutMs ?? this.#timeoutMs,
       ...(headers === undefined ? {} : { headers }),
     });
+  }
+
+  /**
+   * A session request, with failover on: sent again after the session was opened again, while its daemon is gone
+   * (`mayFailOver`) and the failover time lasts. Only sessions this client opened can be opened again.
+   */
+  #session<T>(sessionId: string, repeatable: boolean, call: () => Promise<T>): Promise<T> {
+    const failover = this.#failover;
+    if (failover === null) return call();
+    return this.#failingOver(sessionId, repeatable, call, failover);
+  }
+
+  async #failingOver<T>(sessionId: string, repeatable: boolean, call: () => Promise<T>, failover: FailoverOptions): Promise<T> {
+    const deadline = performance.now() + failover.timeoutMs;
+    for (;;) {
+      try {
+        return await call();
+      } catch (err) {
+        const req = this.#opened.get(sessionId);
+        if (req === undefined || !mayFailOver(err, repeatable) || performance.now() >= deadline) throw err;
+        const started = performance.now();
+        const attempts = await this.#openRetrying(req, undefined, deadline).then((r) => r.attempts);
+        failover.onReopened?.({ sessionId, waitedMs: performance.now() - started, attempts, cause: err });
+      }
+    }
+  }
+
+  /** `open`, tried again (with growing waits) while no daemon can take it yet and `deadline` is not reached. */
+  async #openRetrying(req: OpenRequest, options: CallOptions | undefined, deadline: number): Promise<OpenReply & { attempts: number }> {
+    const failover = this.#failover;
+    let delay = failover?.delayMs ?? 100;
+    for (let attempts = 1; ; attempts++) {
+      try {
+        return { ...(await this.#call(this.subjects.open, req, OpenReplySchema, options)), attempts };
+      } catch (err) {
+        if (!mayFailOver(err, true) || performance.now() + delay >= deadline) throw err;
+        await sleep(delay);
+        delay = Math.min(failover?.maxDelayMs ?? 1_000, delay * 2);
+      }
+    }
   }
 
   async #call<S extends z.ZodType>(

@@ -1,5 +1,6 @@
 /** The TypeScript client of protocol v1 and the transports it runs on. Depends on `@baton/protocol` and NATS only. */
 export { BatonClient, type BatonClientOptions, type CallOptions } from './baton-client.ts';
+export { mayFailOver, type FailoverOptions } from './session-failover.ts';
 export { BatonRequestError, type BatonRequestErrorCode } from './baton-request-error.ts';
 export { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
 export { Mailbox } from './mailbox.ts';

@@ -43,12 +43,16 @@ import {
   type Subjects,
 } from '@baton/protocol';
 import type { z } from 'zod';
+import { ClusterMembership } from '../cluster/cluster-membership.ts';
+import { clusterNames } from '../cluster/cluster-names.ts';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
+import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
+import { ClusterRouting } from './cluster-routing.ts';
 import { findUnfitValue } from './find-unfit-value.ts';
 import { listSessions } from './session-list.ts';
 import { SessionService, type Residency } from './session-service.ts';
@@ -96,6 +100,8 @@ export interface DaemonOptions {
   readonly budgets?: unknown;
   /** Token caps of the rebuilt context (`RebuildCapsConfigSchema`). */
   readonly rebuildCaps?: unknown;
+  /** Cluster mode: sessions are held by one daemon of many on a NATS cluster (`ClusterOptions`). Absent: alone. */
+  readonly cluster?: ClusterOptions;
 }
 
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
@@ -122,6 +128,13 @@ export class BatonDaemon {
   readonly #clock: Clock;
   readonly #logger: DaemonLogger;
   readonly #ready: Promise<void>;
+  readonly #newId: () => string;
+  readonly #clusterOptions: ResolvedClusterOptions | null;
+  /** Cluster mode, once joined: which daemon serves which session. */
+  #routing: ClusterRouting | null = null;
+  /** The session request handlers, by verb. */
+  readonly #verbs = new Map<string, (msg: InboundMessage) => void>();
+  #openSub: TransportSubscription | null = null;
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
   #stopped: Promise<DrainReport> | null = null;
@@ -138,7 +151,9 @@ export class BatonDaemon {
     const budgets = resolveBudgets(options.budgets ?? {});
     const rebuildCaps = resolveRebuildCaps(options.rebuildCaps ?? {});
     this.waits = resolveWaits(options.waits ?? {});
-    this.#ready = this.#recover(memoryRoot);
+    this.#newId = options.newId ?? (() => randomUUID());
+    this.#clusterOptions = options.cluster === undefined ? null : resolveClusterOptions(options.cluster);
+    this.#ready = Promise.all([this.#recover(memoryRoot), this.#joinCluster()]).then(() => {});
     this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
@@ -178,8 +193,9 @@ export class BatonDaemon {
       pool: this.#pool,
       memoryRoot,
       clock: this.#clock,
-      newId: options.newId ?? (() => randomUUID()),
+      newId: this.#newId,
       waits: this.waits,
+      ...(this.#clusterOptions !== null ? { holds: (sessionId: string) => this.#routing?.membership.holds(sessionId) ?? false } : {}),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
@@ -206,6 +222,34 @@ export class BatonDaemon {
       journal: new EventLogCommitJournal(this.#o.log),
     });
     if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
+  }
+
+  /** Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat) before any request is served. */
+  async #joinCluster(): Promise<void> {
+    const c = this.#clusterOptions;
+    if (c === null) return;
+    const membership = await ClusterMembership.join({
+      connection: c.connection,
+      names: clusterNames(this.subjects.prefix),
+      daemonId: this.id,
+      replicas: c.replicas,
+      leaseMs: c.leaseMs,
+      monotonic: c.monotonic,
+      wallClock: () => this.#clock.now(),
+      onError: (what, err) => this.#logger('warn', `cluster ${what} failed`, { error: String(err) }),
+    });
+    this.#routing = new ClusterRouting({
+      membership,
+      transport: this.#o.transport,
+      subjects: this.subjects,
+      log: this.#o.log,
+      durability: c.durability,
+      forwardTimeoutMs: c.forwardTimeoutMs,
+      hydrate: () => Promise.resolve(),
+      serve: (sessionId) => this.#serveSession(sessionId),
+      forget: (sessionId) => this.#sessions.forget(sessionId),
+      logger: this.#logger,
+    });
   }
 
   /** Resolves once start-up repair is done. */
@@ -245,15 +289,20 @@ export class BatonDaemon {
     _reply: R,
     handler: (body: z.output<S>, sessionId: string | null, encoding: Encoding) => Promise<ReplyBody<R>>,
     options: { queue?: string; sessionIndex?: number } = {},
-  ): void {
-    const sub = this.#o.transport.subscribe(
-      subject,
-      (msg) => {
-        void this.#handle(msg, (value, sid, enc) => handler(parseRequest(schema, value), sid, enc), options.sessionIndex ?? null);
-      },
-      options.queue !== undefined ? { queue: options.queue } : {},
-    );
+  ): TransportSubscription {
+    return this.#listen(subject, this.#dispatch(schema, handler, options.sessionIndex ?? null), options.queue);
+  }
+
+  #listen(subject: string, dispatch: (msg: InboundMessage) => void, queue?: string): TransportSubscription {
+    const sub = this.#o.transport.subscribe(subject, dispatch, queue !== undefined ? { queue } : {});
     this.#subs.push(sub);
+    return sub;
+  }
+
+  #dispatch<S extends z.ZodType>(schema: S, handler: (body: z.output<S>, sessionId: string | null, encoding: Encoding) => Promise<object>, sessionIndex: number | null): (msg: InboundMessage) => void {
+    return (msg) => {
+      void this.#handle(msg, (value, sid, enc) => handler(parseRequest(schema, value), sid, enc), sessionIndex);
+    };
   }
 
   async #handle(
@@ -300,19 +349,26 @@ export class BatonDaemon {
     const s = this.subjects;
     // `<prefix>.v1.session.<sid>.<verb>`: the session id is the 4th token counted from the prefix.
     const sessionIndex = s.prefix.split('.').length + 2;
-    const sid = (id: string | null): string => {
-      if (id === null) throw new ProtocolError('internal', 'missing session id');
-      return id;
+    const verb = <S extends z.ZodType, R extends z.ZodType>(name: string, schema: S, _reply: R, handler: (body: z.output<S>, sessionId: string) => Promise<ReplyBody<R>>): void => {
+      this.#verbs.set(name, this.#dispatch(schema, (body, id) => this.#sessionCall(id, () => handler(body, sid(id))), sessionIndex));
     };
-    const session = (verb: string): string => `${s.prefix}.v1.session.*.${verb}`;
-    const perSession = { queue: OPEN_QUEUE_GROUP, sessionIndex };
-    this.#serve(s.open, OpenRequestSchema, OpenReplySchema, (body, _sid, enc) => this.#sessions.open(body, enc), { queue: OPEN_QUEUE_GROUP });
-    this.#serve(session('append'), AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(sid(id), b.messages), perSession);
-    this.#serve(session('tasks'), TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(sid(id), b.tasks), perSession);
-    this.#serve(session('checkpoint'), CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(sid(id)), perSession);
-    this.#serve(session('rebuild'), RebuildRequestSchema, RebuildReplySchema, (b, id) => this.#sessions.rebuild(sid(id), b.reason, b.wait_ms), perSession);
-    this.#serve(session('status'), StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(sid(id)), perSession);
-    this.#serve(session('close'), CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(sid(id)), perSession);
+    verb('append', AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(id, b.messages));
+    verb('tasks', TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(id, b.tasks));
+    verb('checkpoint', CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(id));
+    verb('rebuild', RebuildRequestSchema, RebuildReplySchema, (b, id) => this.#sessions.rebuild(id, b.reason, b.wait_ms));
+    verb('status', StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(id));
+    verb('close', CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(id));
+    if (this.#clusterOptions === null) {
+      this.#serve(s.open, OpenRequestSchema, OpenReplySchema, (body, _sid, enc) => this.#sessions.open(body, enc), { queue: OPEN_QUEUE_GROUP });
+      for (const [name, dispatch] of this.#verbs) this.#listen(`${s.prefix}.v1.session.*.${name}`, dispatch, OPEN_QUEUE_GROUP);
+    } else {
+      // Only the holder of a session subscribes to its subjects (`#serveSession`); `open` finds or makes the holder.
+      this.#openSub = this.#listen(
+        s.open,
+        (msg) => void this.#handle(msg, (value, _sid, enc) => this.#clusterOpen(parseRequest(OpenRequestSchema, value), enc, msg), null),
+        OPEN_QUEUE_GROUP,
+      );
+    }
     this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, () => Promise.resolve(this.runtimeStatus()));
     // Every daemon lists its own sessions: no queue group.
     this.#serve(s.runtimeSessions, RuntimeSessionsRequestSchema, RuntimeSessionsReplySchema, (b) => Promise.resolve(this.runtimeSessions(b)));
@@ -320,6 +376,45 @@ export class BatonDaemon {
     this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, RuntimeDrainReplySchema, async (b) => {
       const r = await this.drain(b.timeout_ms ?? this.waits.drainMs);
       return { drained: r.drained, timed_out: r.timedOut, dropped: r.dropped };
+    });
+  }
+
+  /** A session request: in cluster mode, served only while this daemon holds the session (see `ClusterRouting`). */
+  async #sessionCall<T>(sessionId: string | null, call: () => Promise<T>): Promise<T> {
+    const routing = this.#routing;
+    if (this.#clusterOptions === null) return await call();
+    if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
+    const id = sid(sessionId);
+    await routing.guard(id);
+    try {
+      return await call();
+    } catch (err) {
+      throw routing.failure(id, err);
+    }
+  }
+
+  /** Cluster mode `open` (any daemon, through the queue group): take the session when free, else ask its holder. */
+  async #clusterOpen(req: z.output<typeof OpenRequestSchema>, encoding: Encoding, msg: InboundMessage): Promise<object> {
+    const routing = this.#routing;
+    if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
+    const sessionId = req.session_id ?? this.#newId();
+    const acquired = await routing.acquire(sessionId);
+    if (!acquired.held) return await routing.forward(sessionId, acquired.owner, msg);
+    return await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId));
+  }
+
+  /** Subscribes the request subjects of a session this daemon holds (no queue group: it alone serves them). */
+  #serveSession(sessionId: string): TransportSubscription {
+    const head = `${this.subjects.prefix}.v1.session.${sessionId}.`;
+    const openHeld = this.#dispatch(OpenRequestSchema, async (body, _sid, enc) => {
+      if (body.session_id !== sessionId) throw new ProtocolError('bad_request', `open on the subject of session ${sessionId} names ${String(body.session_id)}`);
+      return await this.#sessionCall(sessionId, () => this.#sessions.open(body, enc));
+    }, null);
+    return this.#o.transport.subscribe(`${head}*`, (msg) => {
+      const name = msg.subject.slice(head.length);
+      // The session's own events arrive here too; they are not requests.
+      if (name === 'open') openHeld(msg);
+      else this.#verbs.get(name)?.(msg);
     });
   }
 
@@ -373,16 +468,25 @@ export class BatonDaemon {
    * Stops accepting work (requests other than `runtime.status` / `runtime.sessions` / `runtime.drain` get
    * `unavailable`), drops queued writer requests (logged as `drain.requested` in each session) and waits up to
    * `timeoutMs` (default: the configured drain wait, 120 s) for the running writers, which are not cancelled. Later
-   * calls return the first drain's report.
+   * calls return the first drain's report. In cluster mode the daemon then hands its sessions off: it stops taking
+   * `open`, writes what it queued and leaves the cluster, so other daemons take its sessions over at once.
    */
   drain(timeoutMs: number = this.waits.drainMs): Promise<DrainReport> {
     this.#draining = true;
+    // Cluster mode: new sessions go to the other daemons from now on.
+    this.#openSub?.unsubscribe();
     this.#drained ??= (async () => {
       const running = this.#sessions.runningWriters().length;
       const dropped = await this.#sessions.drainSessions();
       await this.#sessions.waitWritersIdle(timeoutMs);
       const timedOut = this.#sessions.runningWriters().length;
       this.#logger('info', 'drained', { drained: running - timedOut, timedOut, dropped });
+      if (this.#routing !== null) {
+        // Everything this daemon had for its sessions is written; then they are handed off.
+        await this.#sessions.idle();
+        await this.#sessions.flushDecisions();
+        await this.#routing.leave();
+      }
       return { drained: running - timedOut, timedOut, dropped };
     })();
     return this.#drained;
@@ -402,6 +506,7 @@ export class BatonDaemon {
       // Cancelled writers settle promptly; their settlements are logged before the pool goes away.
       await this.#sessions.waitWritersIdle(this.waits.stopSettleMs);
       for (const sub of this.#subs) sub.unsubscribe();
+      await this.#routing?.stop();
       this.#sessions.clearTimers();
       await this.#sessions.idle();
       await this.#sessions.flushDecisions();
@@ -415,6 +520,12 @@ export class BatonDaemon {
   get sessions(): SessionService {
     return this.#sessions;
   }
+}
+
+/** The session id a session subject named (always present on session subjects). */
+function sid(id: string | null): string {
+  if (id === null) throw new ProtocolError('internal', 'missing session id');
+  return id;
 }
 
 /** What a drain reports: writers that settled in time, writers still running, queued requests dropped. */

@@ -35,6 +35,15 @@ export class EffectTimers {
     return false;
   }
 
+  /** Cancels the pending timers of one session (it left this daemon). */
+  cancelSession(sessionId: string): void {
+    for (const [timerId, timer] of this.#timers) {
+      if (timer.sessionId !== sessionId) continue;
+      this.#clock.clearTimeout(timer.handle);
+      this.#timers.delete(timerId);
+    }
+  }
+
   /** Cancels every pending timer (on shutdown). */
   clear(): void {
     for (const timer of this.#timers.values()) this.#clock.clearTimeout(timer.handle);

@@ -69,7 +69,7 @@ interface LoadedSession {
   /** The actor's summary after its latest fold (as the worker reported it). */
   summary: SessionSummary;
   /** Requests waiting for a `reply` / `rebuild.reply` effect. */
-  readonly replies: Map<string, (body: Record<string, unknown>) => void>;
+  readonly replies: Map<string, (body: Record<string, unknown> | ProtocolError) => void>;
   /** Inputs folded since the last snapshot was queued. */
   sinceSnapshot: number;
   lastUsedAt: number;
@@ -100,6 +100,11 @@ export interface SessionServiceOptions {
   readonly checkpointDisabled?: boolean;
   /** Publishes a session event on the transport (the daemon stamps `session_id` and `at`). */
   publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
+  /**
+   * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
+   * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.
+   */
+  readonly holds?: (sessionId: string) => boolean;
 }
 
 /**
@@ -270,6 +275,9 @@ export class SessionService {
 
   /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
+    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
+      throw new ProtocolError('unavailable', `session ${sessionId} is not held by this daemon; open it again`, { reason: 'moved' });
+    }
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) return this.#touch(existing);
     const quarantined = this.#quarantined.get(sessionId);
@@ -383,9 +391,10 @@ export class SessionService {
     }, every);
   }
 
-  async open(req: OpenRequest, encoding: Encoding): Promise<Body<OpenReply>> {
+  /** Opens or resumes a session; `assignedId` is the id a new session gets when the request names none (default: a new id). */
+  async open(req: OpenRequest, encoding: Encoding, assignedId?: string): Promise<Body<OpenReply>> {
     const requested = req.session_id;
-    const sessionId = requested ?? this.#o.newId();
+    const sessionId = requested ?? assignedId ?? this.#o.newId();
     return await this.#mailbox.run(sessionId, async () => {
       if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
         const session = await this.#load(sessionId);
@@ -452,12 +461,12 @@ export class SessionService {
       this.#requireOpen(session);
       check?.(session);
       const requestId = this.#o.newId();
-      const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
+      const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
       await this.#fold(session, await this.#append(sessionId, input(requestId)));
       // Wrapped: returning the promise itself would make the mailbox wait for the answer.
       return { replied };
     });
-    return await answer.replied;
+    return answered(await answer.replied);
   }
 
   async checkpoint(sessionId: string): Promise<Body<CheckpointReply>> {
@@ -535,13 +544,13 @@ export class SessionService {
       const paths = this.#paths(session.projectId, sessionId);
       const checkpointExists = await stat(paths.checkpoint).then((s) => s.isFile(), () => false);
       const requestId = this.#o.newId();
-      const replied = new Promise<Record<string, unknown>>((resolve) => session.replies.set(requestId, resolve));
+      const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
       const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
       const input: SessionInputRecord = { type: 'rebuild.requested', payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists } };
       await this.#fold(session, await this.#append(sessionId, input));
       return { replied };
     });
-    return (await answer.replied) as Body<RebuildReply>;
+    return answered(await answer.replied) as Body<RebuildReply>;
   }
 
   /** Cancels every pending timer, the idle sweep included (on shutdown). */
@@ -634,10 +643,39 @@ export class SessionService {
     return dropped;
   }
 
+  /**
+   * Drops a session from memory without writing anything for it (cluster mode: another daemon took it over, or this
+   * one handed it off): its queued decisions are discarded, its timers cancelled, its running writer cancelled and
+   * its waiting requests answered `unavailable`.
+   */
+  forget(sessionId: string): void {
+    const session = this.#sessions.get(sessionId);
+    this.#decisions.take(sessionId);
+    this.#timers.cancelSession(sessionId);
+    if (session === undefined) return;
+    this.#sessions.delete(sessionId);
+    const moved = new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
+    for (const resolve of session.replies.values()) resolve(moved);
+    session.replies.clear();
+    const writerId = session.summary.writerId;
+    const pool = this.#o.pool;
+    void (async () => {
+      if (writerId !== null) await pool.call(sessionId, 'writer.cancel', { writerId, reason: 'session moved to another daemon' }).catch(() => {});
+      await pool.call(sessionId, 'session.unload', { sessionId }).catch(() => {});
+      pool.release(sessionId);
+    })();
+  }
+
   /** Waits for queued session work (used on shutdown). */
   idle(): Promise<void> {
     return this.#mailbox.idle();
   }
+}
+
+/** A waited-for answer: its body, or the error the request ends with (the session left this daemon meanwhile). */
+function answered(body: Record<string, unknown> | ProtocolError): Record<string, unknown> {
+  if (body instanceof ProtocolError) throw body;
+  return body;
 }
 
 export function stateOf(s: SessionSummary): SessionState {

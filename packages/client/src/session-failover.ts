@@ -1,0 +1,30 @@
+import { BatonRequestError } from './baton-request-error.ts';
+import { TransportError } from './transport/transport-error.ts';
+
+/**
+ * Transparent failover of a client whose daemons run as a cluster: a session request that finds its daemon gone
+ * reopens the session and is sent again.
+ */
+export interface FailoverOptions {
+  /** How long one call may spend reopening and repeating, in all, before its last error is thrown. */
+  readonly timeoutMs: number;
+  /** First wait between attempts to reopen (doubling up to `maxDelayMs`). Default 100 ms. */
+  readonly delayMs?: number;
+  /** Default 1 000 ms. */
+  readonly maxDelayMs?: number;
+  /** Told each time a session was opened again after its daemon was gone: how long that took and how many tries. */
+  readonly onReopened?: (event: { readonly sessionId: string; readonly waitedMs: number; readonly attempts: number; readonly cause: unknown }) => void;
+}
+
+/**
+ * Whether a failed request may be sent again once its session is open again: nobody answered (`no_responders`: no
+ * daemon holds the session now), the daemon answered `unavailable` (it was draining, lost the session, or was not
+ * ready: nothing was done), or — for requests that are safe to repeat — no answer came in time (`timeout`: the daemon
+ * may have died or stopped; the request may or may not have been done).
+ */
+export function mayFailOver(err: unknown, repeatable: boolean): boolean {
+  if (err instanceof TransportError) return err.code === 'no_responders' || (err.code === 'timeout' && repeatable);
+  return err instanceof BatonRequestError && err.code === 'unavailable';
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

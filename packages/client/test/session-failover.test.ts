@@ -1,0 +1,75 @@
+import { ProtocolError } from '@baton/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BatonClient } from '../src/baton-client.ts';
+import { BatonRequestError } from '../src/baton-request-error.ts';
+import { mayFailOver } from '../src/session-failover.ts';
+import { MemoryTransport } from '../src/transport/memory-transport.ts';
+import { TransportError } from '../src/transport/transport-error.ts';
+import { startFakeDaemon } from './fake-daemon.ts';
+
+const model = { id: 'gpt-4o', context_window: 128_000 };
+const state = { tokens: 1, usable_window: 100, next_threshold: null, watermark: null, writer: 'idle', overflow: false };
+const openReply = (sid: string, resumed: boolean): object => ({
+  ok: true,
+  session_id: sid,
+  resumed,
+  memory: { root: '/m', checkpoint: '/m/c', memory: '/m/M', notes: '/m/n', tasks_dir: '/m/t' },
+  thresholds: [10],
+  usable_window: 100,
+});
+
+let transport: MemoryTransport;
+beforeEach(() => {
+  transport = new MemoryTransport();
+});
+afterEach(async () => {
+  await transport.close();
+});
+
+describe('mayFailOver', () => {
+  it('repeats what reached no daemon or was refused unavailable, and what timed out only when safe to repeat', () => {
+    expect(mayFailOver(new TransportError('no_responders', 'x'), false)).toBe(true);
+    expect(mayFailOver(new TransportError('timeout', 'x'), true)).toBe(true);
+    expect(mayFailOver(new TransportError('timeout', 'x'), false)).toBe(false);
+    expect(mayFailOver(new TransportError('closed', 'x'), true)).toBe(false);
+    expect(mayFailOver(new BatonRequestError('unavailable', 'x', 's'), false)).toBe(true);
+    expect(mayFailOver(new BatonRequestError('not_found', 'x', 's'), true)).toBe(false);
+    expect(mayFailOver(new Error('x'), true)).toBe(false);
+  });
+});
+
+describe('BatonClient with failover', () => {
+  it('opens a session again with the request it was opened with when its daemon is gone, then repeats the request', async () => {
+    // The first "daemon" holds the session, then disappears; a second one answers `open` only after two refusals.
+    const first = startFakeDaemon(transport, (subject) => (subject.endsWith('.open') ? openReply('s1', false) : { ok: true, accepted: 1, duplicates: 0, state }));
+    const reopened: { attempts: number; cause: unknown }[] = [];
+    const client = new BatonClient(transport, { failover: { timeoutMs: 5_000, delayMs: 1, onReopened: (e) => reopened.push(e) } });
+    await client.open({ project_id: 'p', model, system: 'sys' });
+    first.stop();
+    let refusals = 0;
+    let open = false;
+    const second = startFakeDaemon(transport, (subject) => {
+      if (!subject.endsWith('.open')) {
+        return open ? { ok: true, accepted: 0, duplicates: 1, state } : new ProtocolError('unavailable', 'moved', { reason: 'moved' }).toReply();
+      }
+      if (refusals++ < 2) return new ProtocolError('unavailable', 'holder not stale yet').toReply();
+      open = true;
+      return openReply('s1', true);
+    });
+    const reply = await client.append('s1', [{ id: 'm1', role: 'user', content: 'hi' }]);
+    expect(reply).toMatchObject({ ok: true, duplicates: 1 });
+    expect(reopened).toHaveLength(1);
+    expect(reopened[0]?.attempts).toBe(3);
+    expect(reopened[0]?.cause).toBeInstanceOf(BatonRequestError);
+    const opens = second.seen.filter((r) => r.subject === 'baton.v1.open').map((r) => r.body);
+    expect(opens.at(-1)).toEqual({ project_id: 'p', model, system: 'sys', session_id: 's1' });
+    second.stop();
+  });
+
+  it('throws as before without failover, and for sessions it did not open', async () => {
+    const plain = new BatonClient(transport);
+    await expect(plain.append('s9', [{ id: 'm1', role: 'user', content: 'hi' }])).rejects.toMatchObject({ code: 'no_responders' });
+    const client = new BatonClient(transport, { failover: { timeoutMs: 5_000 } });
+    await expect(client.status('never-opened')).rejects.toMatchObject({ code: 'no_responders' });
+  });
+});

@@ -1,0 +1,197 @@
+import { TransportError, type InboundMessage, type Transport, type TransportSubscription } from '@baton/client';
+import { sessionStream, type EventLog } from '@baton/log-schema';
+import { ErrorReplySchema, ProtocolError, decodeReply, encodingFromHeaders, type Subjects } from '@baton/protocol';
+import { ClusterError } from '../cluster/cluster-error.ts';
+import type { Claim, ClusterMembership } from '../cluster/cluster-membership.ts';
+import type { DaemonLogger } from './daemon.ts';
+
+/** Where a session's records live: only on its owner's disk (`local`), or also in the replicated log. */
+export type Durability = 'local' | 'replicated';
+
+export interface ClusterRoutingOptions {
+  readonly membership: ClusterMembership;
+  readonly transport: Transport;
+  readonly subjects: Subjects;
+  /** This daemon's event log: whether it holds a session's records (durability `local`). */
+  readonly log: EventLog;
+  readonly durability: Durability;
+  /** How long a forwarded `open` waits for the holder's answer. */
+  readonly forwardTimeoutMs: number;
+  /** Brings a claimed session's local log up to the history it took over (durability `replicated`). */
+  readonly hydrate: (claim: Claim) => Promise<void>;
+  /** Subscribes the session's request subjects; the daemon knows their handlers. */
+  readonly serve: (sessionId: string) => TransportSubscription;
+  /** Drops the session from memory without writing for it. */
+  readonly forget: (sessionId: string) => void;
+  readonly logger: DaemonLogger;
+}
+
+/** The internal subject a holder answers `open` on for its session: other daemons forward `open` there. */
+export function sessionOpenSubject(subjects: Subjects, sessionId: string): string {
+  return `${subjects.prefix}.v1.session.${sessionId}.open`;
+}
+
+/**
+ * Which daemon serves which session, in cluster mode. `open` arrives through the queue group at any daemon: that
+ * daemon takes the session when nobody holds it or its holder is stale (a new epoch, its history hydrated, its
+ * subjects subscribed), and otherwise forwards the request to the holder. Only the holder subscribes to a session's
+ * subjects, so every request reaches the daemon that has its state.
+ *
+ * A holder that finds it was taken over (its log write was fenced, or its own lease lapsed and a newer epoch exists)
+ * drops the session: it unsubscribes, forgets it without writing, and answers `unavailable` with reason `moved`, which
+ * tells a client to open the session again.
+ */
+export class ClusterRouting {
+  readonly #o: ClusterRoutingOptions;
+  readonly #subs = new Map<string, TransportSubscription>();
+  readonly #acquiring = new Map<string, Promise<Acquired>>();
+  /** Held sessions to re-check before serving: this daemon's lease lapsed since it last knew it held them. */
+  readonly #suspect = new Set<string>();
+  #left = false;
+
+  constructor(options: ClusterRoutingOptions) {
+    this.#o = options;
+  }
+
+  get membership(): ClusterMembership {
+    return this.#o.membership;
+  }
+
+  /** Makes this daemon the holder of `sessionId` when it may; otherwise names the holder. One attempt at a time. */
+  acquire(sessionId: string): Promise<Acquired> {
+    if (this.#o.membership.holds(sessionId)) return Promise.resolve({ held: true });
+    let pending = this.#acquiring.get(sessionId);
+    if (pending === undefined) {
+      pending = this.#acquire(sessionId).finally(() => this.#acquiring.delete(sessionId));
+      this.#acquiring.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  async #acquire(sessionId: string): Promise<Acquired> {
+    if (this.#left) throw new ProtocolError('unavailable', 'this daemon has left the cluster', { reason: 'draining' });
+    const m = this.#o.membership;
+    if (this.#o.durability === 'local' && this.#o.log.lastSeq(sessionStream(sessionId)) === 0) {
+      // Its records can only be on the disk of whoever had it: take it only when it is new.
+      const latest = await m.epochs.latest(sessionId);
+      if (latest !== null && latest.daemon !== m.daemonId) {
+        if (!(await m.isStale(latest.daemon))) return { held: false, owner: latest.daemon, epoch: latest.epoch };
+        throw new ProtocolError('unavailable', `session ${sessionId} was held by daemon ${latest.daemon}, which is gone; with durability local its records are on that daemon's disk`, {
+          reason: 'records_elsewhere',
+          owner: latest.daemon,
+        });
+      }
+    }
+    const claim = await m.claim(sessionId);
+    if (!claim.claimed) return { held: false, owner: claim.owner, epoch: claim.epoch };
+    try {
+      await this.#o.hydrate(claim);
+    } catch (err) {
+      m.release(sessionId);
+      throw err;
+    }
+    this.#subs.get(sessionId)?.unsubscribe();
+    this.#subs.set(sessionId, this.#o.serve(sessionId));
+    this.#o.logger('info', 'session claimed', { sessionId, epoch: claim.epoch, marker: claim.markerIndex, overtaken: claim.overtaken, batches: claim.history.batches.length });
+    return { held: true };
+  }
+
+  /** Relays an `open` to the session's holder and returns its answer (its error as a `ProtocolError`). */
+  async forward(sessionId: string, owner: string, msg: InboundMessage): Promise<Record<string, unknown>> {
+    let reply;
+    try {
+      reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs: this.#o.forwardTimeoutMs });
+    } catch (err) {
+      if (err instanceof TransportError && err.retryable) {
+        throw new ProtocolError('unavailable', `session ${sessionId} is held by daemon ${owner}, which did not answer; retry`, { reason: 'owner_unreachable', owner });
+      }
+      throw err;
+    }
+    // The holder answers in the request's encoding; a reply that names its content type is read as it says.
+    const named = Object.keys(reply.headers).some((key) => key.toLowerCase() === 'content-type');
+    const value = decodeReply(reply.data, encodingFromHeaders(named ? reply.headers : msg.headers));
+    if (typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false) {
+      const failure = ErrorReplySchema.parse(value);
+      throw new ProtocolError(failure.error.code, failure.error.message, failure.error.details);
+    }
+    const { ok: _ok, ...body } = value as Record<string, unknown>;
+    return body;
+  }
+
+  /**
+   * Checks, before serving a request of `sessionId`, that this daemon still holds it: after its own lease lapsed
+   * (a pause, a partition) it beats again and re-reads whether a newer epoch exists.
+   */
+  async guard(sessionId: string): Promise<void> {
+    const m = this.#o.membership;
+    if (!m.holds(sessionId)) throw moved(sessionId);
+    if (!m.leaseFresh()) {
+      await m.beat();
+      if (!m.leaseFresh()) throw new ProtocolError('unavailable', 'this daemon cannot reach the cluster to renew its lease; retry', { reason: 'lease_uncertain' });
+      for (const h of m.heldSessions()) this.#suspect.add(h.sessionId);
+    }
+    if (this.#suspect.has(sessionId)) {
+      if (!(await m.stillHolds(sessionId))) {
+        this.drop(sessionId, 'a newer epoch was claimed while this daemon was out of touch');
+        throw moved(sessionId);
+      }
+      this.#suspect.delete(sessionId);
+    }
+  }
+
+  /**
+   * Maps a failure while serving `sessionId`: a fenced write drops the session (`unavailable`, reason `moved`); a
+   * JetStream outage is `unavailable` too; anything else passes unchanged.
+   */
+  failure(sessionId: string, err: unknown): unknown {
+    if (!(err instanceof ClusterError)) return err;
+    if (err.code === 'fenced' || err.code === 'not_owner') {
+      this.drop(sessionId, err.message);
+      return moved(sessionId, typeof err.details?.['owner'] === 'string' ? err.details['owner'] : undefined);
+    }
+    if (err.code === 'unavailable') return new ProtocolError('unavailable', err.message, { reason: 'jetstream' }, { cause: err });
+    return err;
+  }
+
+  /** Stops serving a session this daemon lost: no subscription, nothing in memory, nothing more written. */
+  drop(sessionId: string, reason: string): void {
+    const wasHeld = this.#o.membership.holds(sessionId);
+    this.#o.membership.release(sessionId);
+    this.#subs.get(sessionId)?.unsubscribe();
+    this.#subs.delete(sessionId);
+    this.#suspect.delete(sessionId);
+    this.#o.forget(sessionId);
+    if (wasHeld) this.#o.logger('warn', 'session dropped', { sessionId, reason });
+  }
+
+  /**
+   * Hands every session off (a drain): unsubscribes them, forgets them and deletes this daemon's heartbeat, so other
+   * daemons take them over at their next `open` without waiting for the lease to expire. The caller has written
+   * everything it had for them.
+   */
+  async leave(): Promise<void> {
+    this.#left = true;
+    for (const sessionId of [...this.#subs.keys()]) {
+      this.#subs.get(sessionId)?.unsubscribe();
+      this.#subs.delete(sessionId);
+      this.#o.membership.release(sessionId);
+      this.#o.forget(sessionId);
+    }
+    await this.#o.membership.stop(true);
+    this.#o.logger('info', 'left the cluster: sessions handed off', {});
+  }
+
+  /** Stops beating without leaving (a crash-like stop: sessions are taken over once the lease expires). */
+  async stop(): Promise<void> {
+    for (const sub of this.#subs.values()) sub.unsubscribe();
+    this.#subs.clear();
+    if (!this.#left) await this.#o.membership.stop(false);
+  }
+}
+
+/** What `ClusterRouting.acquire` found. */
+export type Acquired = { readonly held: true } | { readonly held: false; readonly owner: string; readonly epoch: number };
+
+function moved(sessionId: string, owner?: string): ProtocolError {
+  return new ProtocolError('unavailable', `session ${sessionId} is held by another daemon now; open it again`, { reason: 'moved', ...(owner !== undefined ? { owner } : {}) });
+}
