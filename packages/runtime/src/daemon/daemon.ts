@@ -35,6 +35,7 @@ import {
   parseRequest,
   subjects,
   type Encoding,
+  type ErrorCode,
   type ErrorReply,
   type PublishedEventBody,
   type RuntimeSessionsReply,
@@ -53,6 +54,7 @@ import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
 import { ClusterRouting } from './cluster-routing.ts';
+import { requestVerb, type DaemonObserver } from './daemon-observer.ts';
 import { findUnfitValue } from './find-unfit-value.ts';
 import { listSessions } from './session-list.ts';
 import { SessionService, type Residency } from './session-service.ts';
@@ -102,6 +104,8 @@ export interface DaemonOptions {
   readonly rebuildCaps?: unknown;
   /** Cluster mode: sessions are held by one daemon of many on a NATS cluster (`ClusterOptions`). Absent: alone. */
   readonly cluster?: ClusterOptions;
+  /** Told of every request answered and every session event published (the daemon's metrics). */
+  readonly observer?: DaemonObserver;
 }
 
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
@@ -280,6 +284,7 @@ export class BatonDaemon {
   #publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void {
     const body = { ...event, session_id: sessionId, at: this.#clock.now() };
     this.#logger('debug', 'event', body);
+    this.#o.observer?.eventPublished(event);
     this.#o.transport.publish(this.subjects.events(sessionId), encodeReply(body, encoding), contentTypeHeaders(encoding));
   }
 
@@ -313,6 +318,10 @@ export class BatonDaemon {
     // The headers alone fix the reply's encoding, so a request that fails to decode (or is too large) is still
     // answered in the encoding it asked for: a malformed JSON request gets a JSON error reply.
     const encoding: Encoding = encodingFromHeaders(msg.headers);
+    // Measured for the observer only: a duration, not a time the daemon decides anything by, so not the Clock's.
+    const started = performance.now();
+    let code: ErrorCode | 'ok' = 'ok';
+    let answered: Record<string, unknown> | null = null;
     try {
       const limit = this.#o.maxRequestBytes ?? this.#o.transport.maxPayload;
       if (msg.data.byteLength > limit) {
@@ -334,8 +343,10 @@ export class BatonDaemon {
       const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
       const body = await handler(decoded.value, sessionId, encoding);
       msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));
+      answered = body as Record<string, unknown>;
     } catch (err) {
       const reply = errorReplyOf(err);
+      code = reply.error.code;
       if (reply.error.code === 'internal') this.#logger('error', 'request failed', { subject: msg.subject, error: reply.error.message });
       try {
         msg.respond(encodeReply(reply, encoding), contentTypeHeaders(encoding));
@@ -343,6 +354,7 @@ export class BatonDaemon {
         this.#logger('error', 'reply failed', { subject: msg.subject, error: String(replyErr) });
       }
     }
+    this.#o.observer?.requestAnswered({ verb: requestVerb(this.subjects, msg.subject), seconds: (performance.now() - started) / 1000, code, body: answered });
   }
 
   #subscribe(): void {
