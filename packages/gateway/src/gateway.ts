@@ -8,6 +8,7 @@ import type { AgentRequest } from './agent-request.ts';
 import { anthropicApi } from './anthropic-api.ts';
 import { chatApi } from './chat-api.ts';
 import { isUsageOnlyEvent, sseEventEnd } from './chat-reply.ts';
+import type { GatewayMetrics, RequestTrack } from './gateway-metrics.ts';
 import { answerCompaction } from './instant-compaction.ts';
 import { setMember } from './json-splice.ts';
 import { responsesApi } from './responses-api.ts';
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   /** Upstream headers/body timeout (default 10 min: a model may think for a long time). */
   readonly upstreamTimeoutMs?: number;
   readonly logger?: GatewayLogger;
+  /** Counts requests and times the upstream (`GatewayMetrics`). */
+  readonly metrics?: GatewayMetrics;
 }
 
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
@@ -89,11 +92,15 @@ export class BatonGateway {
   readonly #owners = new Map<string, string>();
   readonly #log: GatewayLogger;
   readonly #client: BatonClient;
+  readonly #metrics: GatewayMetrics | null;
+  /** What each request under way turned out to be, for the metrics. */
+  readonly #tracks = new WeakMap<ServerResponse, RequestTrack>();
   #closing: Promise<void> | null = null;
 
   private constructor(options: GatewayOptions) {
     this.#log = options.logger ?? (() => {});
     this.#client = options.client;
+    this.#metrics = options.metrics ?? null;
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#recorder = new SessionRecorder({
       client: options.client,
@@ -146,12 +153,24 @@ export class BatonGateway {
     return this.#closing;
   }
 
+  /** Follows a request for the metrics: counted once its connection closes, with the status the agent got. */
+  #track(res: ServerResponse): RequestTrack {
+    const track: RequestTrack = { api: 'none', route: 'passthrough', rewritten: false };
+    const metrics = this.#metrics;
+    if (metrics === null) return track;
+    this.#tracks.set(res, track);
+    res.once('close', () => metrics.requestEnded(track, res.writableFinished ? String(res.statusCode) : 'aborted'));
+    return track;
+  }
+
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const track = this.#track(res);
     const route = parseRoute(req.url ?? '/');
     const method = req.method ?? 'GET';
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
     const api = method === 'POST' ? APIS.find((a) => a.matches(route.endpoint)) : undefined;
     const agent = body !== null && api !== undefined ? api.parse(body) : null;
+    if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
@@ -162,13 +181,18 @@ export class BatonGateway {
     if (api.isCompaction(agent, req.headers) && this.#owners.get(key) === owner) {
       // The agent is about to replace its history with a summary: the checkpoint is that summary, with no model call.
       const answered = await this.#mailbox.run(key, () => answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log }));
-      if (answered) return;
+      if (answered) {
+        track.route = 'compaction';
+        return;
+      }
     }
     if (this.#recorder.isSideCall(key, agent)) {
+      track.route = 'side_call';
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
     if (!this.#mayUse(key, owner)) {
+      track.route = 'forbidden';
       sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
       return;
     }
@@ -176,6 +200,7 @@ export class BatonGateway {
     await this.#mailbox.run(key, async () => {
       // Checked again in turn: the call before this one may have bound the session to its credential meanwhile.
       if (!this.#mayUse(key, owner)) {
+        track.route = 'forbidden';
         sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
         return;
       }
@@ -185,9 +210,12 @@ export class BatonGateway {
       } catch (err) {
         // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
         this.#log('warn', 'forwarding without recording', { session: key, error: err instanceof Error ? err.message : String(err) });
+        track.route = 'unrecorded';
         await this.#forward(req, res, route.upstreamPath, body, null);
         return;
       }
+      track.route = 'recorded';
+      track.rewritten = prepared.rewritten;
       const refused = await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: true });
       if (refused === null) return;
       // The provider says the prompt is over the window (the estimate from reported usage missed it: a gateway that
@@ -204,6 +232,7 @@ export class BatonGateway {
         relay(res, refused);
         return;
       }
+      track.rewritten = prepared.rewritten;
       await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: false });
     });
   }
@@ -245,8 +274,15 @@ export class BatonGateway {
     // keep the agent's accept-encoding and are relayed as the upstream encoded them.
     if (recorded !== null) headers['accept-encoding'] = 'identity';
     let upstream: Dispatcher.ResponseData;
+    // Durations for the metrics only.
+    const sentAt = performance.now();
+    let headersSeconds = 0;
+    const upstreamEnded = (complete: boolean): void => {
+      this.#metrics?.upstreamAnswered(this.#tracks.get(res)?.api ?? 'none', upstream.statusCode, headersSeconds, complete ? (performance.now() - sentAt) / 1000 : null);
+    };
     try {
       upstream = await this.#upstream.send(req.method ?? 'GET', path, headers, sent, abort.signal);
+      headersSeconds = (performance.now() - sentAt) / 1000;
     } catch (err) {
       if (abort.signal.aborted) return null;
       sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
@@ -255,6 +291,7 @@ export class BatonGateway {
     if (recorded?.mayRebuild === true && mayBeContextOverflow(upstream.statusCode)) {
       // Read the (small) error before relaying it: a prompt-too-long is answered with a rebuild instead.
       const refusal: Refusal = { status: upstream.statusCode, headers: downstreamHeaders(upstream.headers), body: await readAtMost(upstream.body, MAX_ERROR_BYTES) };
+      upstreamEnded(true);
       if (isContextOverflowError(refusal.status, refusal.body)) return refusal;
       relay(res, refusal);
       return null;
@@ -288,7 +325,9 @@ export class BatonGateway {
       }
       if (pendingEvent.length > 0) res.write(pendingEvent);
       res.end();
+      upstreamEnded(true);
     } catch (err) {
+      upstreamEnded(false);
       // The agent went away, or the upstream broke off: the call is not complete, so its reply is not recorded.
       this.#log('debug', 'relay ended early', { error: err instanceof Error ? err.message : String(err) });
       res.destroy();

@@ -1,3 +1,4 @@
 /** Baton's gateway: agents point their model base URL at it and get checkpoints and rebuilds without code changes. */
 export { BatonGateway, type GatewayOptions, type GatewayLogger } from './gateway.ts';
 export { contextWindowOf } from './model-table.ts';
+export { GatewayMetrics, type GatewayRoute, type RequestTrack } from './gateway-metrics.ts';
