@@ -5,9 +5,8 @@ import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
 import { HistoryStore, countTokensOnce, memoryPaths } from '@baton/memory-store';
 import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSessionRecord } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
-import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import type { ModelClients } from '../model/model-clients.ts';
+import { lazyClient, type ModelClients } from '../model/model-clients.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
@@ -72,7 +71,13 @@ export class ActorHost {
     const { anthropic } = options;
     this.#clients = {
       openai: new OpenAI({ baseURL: options.model.baseURL, apiKey: options.model.apiKey, timeout: options.model.timeoutMs, maxRetries: options.model.maxRetries }),
-      anthropic: anthropic === null ? null : new Anthropic({ baseURL: anthropic.baseURL, apiKey: anthropic.apiKey, timeout: anthropic.timeoutMs, maxRetries: anthropic.maxRetries }),
+      anthropic:
+        anthropic === null
+          ? null
+          : lazyClient(async () => {
+              const { default: Anthropic } = await import('@anthropic-ai/sdk');
+              return new Anthropic({ baseURL: anthropic.baseURL, apiKey: anthropic.apiKey, timeout: anthropic.timeoutMs, maxRetries: anthropic.maxRetries });
+            }),
     };
     this.#history = new HistoryStore(options.historyDir);
     this.#journal = new WorkerCommitJournal((stream, records) => this.#rpc.call('log.append', { stream, records }));

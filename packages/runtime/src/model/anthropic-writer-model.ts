@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { LazyClient } from './model-clients.ts';
 import { fixedBreakpoints, placeBreakpoints } from './cache-breakpoints.ts';
 import { carriedParams, type WriterModel, type WriterModelReply, type WriterRequest, type WriterToolOutput } from './writer-model.ts';
 
@@ -22,13 +23,13 @@ function systemOf(system: WriterRequest['system']): string | readonly object[] |
  */
 export class AnthropicWriterModel implements WriterModel {
   readonly api = 'anthropic-messages' as const;
-  readonly #anthropic: Anthropic;
+  readonly #anthropic: LazyClient<Anthropic>;
   readonly #request: WriterRequest;
   readonly #messages: Record<string, unknown>[];
   /** Where the forked prefix ends: its last message and that message's last block (before any of Baton's). */
   readonly #prefixEnd: { message: number; block: number };
 
-  constructor(anthropic: Anthropic, request: WriterRequest) {
+  constructor(anthropic: LazyClient<Anthropic>, request: WriterRequest) {
     this.#anthropic = anthropic;
     this.#request = request;
     this.#messages = [...request.prefix];
@@ -69,7 +70,8 @@ export class AnthropicWriterModel implements WriterModel {
       ...(tools.length > 0 ? { tools } : {}),
       ...carried,
     };
-    const res = await this.#anthropic.messages.create(body as never, { signal, ...(Object.keys(headers).length > 0 ? { headers } : {}) });
+    const anthropic = await this.#anthropic();
+    const res = await anthropic.messages.create(body as never, { signal, ...(Object.keys(headers).length > 0 ? { headers } : {}) });
     const content = res.content as unknown as Record<string, unknown>[];
     this.#messages.push({ role: 'assistant', content });
     const texts = content.flatMap((b) => (b['type'] === 'text' && typeof b['text'] === 'string' ? [b['text']] : []));

@@ -21,7 +21,8 @@ export async function summaryCall(
       return res.output_text;
     }
     case 'anthropic-messages': {
-      const res = await anthropicOf(clients).messages.create(
+      const anthropic = await anthropicOf(clients)();
+      const res = await anthropic.messages.create(
         { model: request.model, max_tokens: 8_192, system: request.system, messages: [{ role: 'user', content: request.user }] },
         options,
       );

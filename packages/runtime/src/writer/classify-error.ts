@@ -1,5 +1,6 @@
 import type { Failure } from '@baton/actors';
-import * as anthropic from '@anthropic-ai/sdk';
+// The SDK's error classes alone: loading the whole SDK to classify an error would defeat its lazy loading.
+import * as anthropic from '@anthropic-ai/sdk/core/error';
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { NoEndpointError } from '../model/model-clients.ts';
 
