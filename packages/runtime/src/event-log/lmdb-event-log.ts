@@ -48,6 +48,11 @@ export interface LmdbEventLogOptions {
   readonly path: string;
   /** Initial/maximum map size in bytes (lmdb-js grows the map automatically by default). */
   readonly mapSize?: number;
+  /**
+   * Open for reading only (LMDB's read-only mode; the environment must exist): for tools that look at a log another
+   * process may be appending to. `append` then rejects.
+   */
+  readonly readOnly?: boolean;
 }
 
 type RecordKey = [string, number];
@@ -74,10 +79,11 @@ export class LmdbEventLog implements EventLog {
     const env = open({
       path: options.path,
       ...(options.mapSize === undefined ? {} : { mapSize: options.mapSize }),
+      ...(options.readOnly === true ? { readOnly: true } : {}),
       maxDbs: 8,
     });
     try {
-      return new LmdbEventLog(env);
+      return new LmdbEventLog(env, options.readOnly === true);
     } catch (error) {
       void env.close();
       throw error;
@@ -100,11 +106,13 @@ export class LmdbEventLog implements EventLog {
   private flushScheduled = false;
   private flushing = false;
   private closed = false;
+  private readonly readOnly: boolean;
   private closePromise: Promise<void> | undefined;
   private drainWaiters: (() => void)[] = [];
 
-  private constructor(env: RootDatabase) {
+  private constructor(env: RootDatabase, readOnly: boolean) {
     this.env = env;
+    this.readOnly = readOnly;
     // decode with the same msgpackr (version and options) that encodes in codec.ts; lmdb-js constructs the
     // `Encoder` class with the msgpackr options found in the database options
     const recordsOptions = { encoding: 'msgpack' as const, encoder: { Encoder: Packr }, ...RECORD_PACKR_OPTIONS };
@@ -117,6 +125,7 @@ export class LmdbEventLog implements EventLog {
 
   append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]> {
     if (this.closed) return Promise.reject(new Error('event log: closed'));
+    if (this.readOnly) return Promise.reject(new Error('event log: opened read-only'));
     let encoded: Uint8Array[];
     try {
       encoded = encodeInputs(this.packr, stream, records);
@@ -191,6 +200,39 @@ export class LmdbEventLog implements EventLog {
       record.globalSeq = key;
       yield record;
     }
+  }
+
+  /**
+   * Removes every record of `stream`, its message ids, its lookup keys and its entries in the global order, in one
+   * durable transaction; the stream then starts again at seq 1. Walks the whole global order (rare: cluster mode
+   * replacing a session's diverged local copy).
+   */
+  async removeStream(stream: string): Promise<void> {
+    this.assertOpen();
+    if (this.readOnly) throw new Error('event log: opened read-only');
+    validateStream(stream);
+    await this.flushed();
+    // Keys first (read transaction), then one write transaction removes them all.
+    const records = [...this.records.getKeys({ start: [stream, 0], end: [stream, PAST_LAST_SEQ] })];
+    const named = (db: Database<number, MsgIdKey>): MsgIdKey[] => {
+      const out: MsgIdKey[] = [];
+      for (const key of db.getKeys({ start: [stream] })) {
+        if (key[0] !== stream) break;
+        out.push(key);
+      }
+      return out;
+    };
+    const msgIds = named(this.msgIds);
+    const keys = named(this.keys);
+    const globals: number[] = [];
+    for (const { key, value } of this.global.getRange()) if (value[0] === stream) globals.push(key);
+    this.env.transactionSync(() => {
+      for (const key of records) this.records.removeSync(key);
+      for (const key of msgIds) this.msgIds.removeSync(key);
+      for (const key of keys) this.keys.removeSync(key);
+      for (const key of globals) this.global.removeSync(key);
+    });
+    this.headCache.set(stream, 0);
   }
 
   /** Resolves once every append issued so far has been committed (or has failed). */
