@@ -31,6 +31,7 @@ import { type Message, type OpenRequest, type PublishedEvent } from '@baton/prot
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, codingConversation, prng } from './coding-conversation.ts';
 import { processCpuMs, startLoopbackWorker, threadCpuMs } from './loopback-worker.ts';
+import { WriterRecords } from './writer-records.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // the agent: the same shapes as the integration tests (MODEL: usable window 48 000, rungs 9 600 / 19 200 / …)
@@ -58,17 +59,6 @@ function planSession(seed: number): PlannedSession {
 
 // ---------------------------------------------------------------------------------------------------------------
 // one pool size
-
-interface WriterRecord {
-  readonly writerId: string;
-  trigger: string;
-  mode: string;
-  outcome: string | null;
-  hitRate: number | null;
-  prompt: number;
-  cached: number;
-  calls: number;
-}
 
 export interface PoolRun {
   readonly pool: number;
@@ -127,31 +117,22 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
   try {
     const open: OpenRequest = { project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, tools: AGENT_TOOLS, writer_tools: WRITER_TOOLS };
     const ids = await Promise.all(plans.map(async () => (await client.open(open)).session_id));
-    const writers = ids.map(() => new Map<string, WriterRecord>());
+    const writers = ids.map(() => new WriterRecords());
     let settledTotal = 0;
     let lastSettledAt = 0;
     let firstStartedAt = 0;
     let elu = performance.eventLoopUtilization();
     let cpuAtStart: { main: number | undefined; process: number; loopback: Promise<number | null> } | undefined;
-    const record = (i: number, id: string): WriterRecord => {
-      const map = writers[i] as Map<string, WriterRecord>;
-      let w = map.get(id);
-      if (w === undefined) {
-        w = { writerId: id, trigger: '', mode: '', outcome: null, hitRate: null, prompt: 0, cached: 0, calls: 0 };
-        map.set(id, w);
-      }
-      return w;
-    };
     // Per session: a waiter per settlement count, fed by the session's event stream (subscribed before the first
     // append, so no event is missed).
-    const settledCount = ids.map(() => 0);
     const waiters = ids.map(() => new Map<number, () => void>());
     ids.forEach((sid, i) => {
       const stream = client.events(sid);
       void (async () => {
         for await (const e of stream as AsyncIterable<PublishedEvent>) {
+          const records = writers[i] as WriterRecords;
+          records.note(e);
           if (e.type === 'writer.started') {
-            Object.assign(record(i, e.writer_id), { trigger: e.trigger, mode: e.mode });
             if (firstStartedAt === 0) {
               // The measurement window opens with the first writer.
               firstStartedAt = performance.now();
@@ -159,15 +140,10 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
               cpuAtStart = { main: threadCpuMs(), process: processCpuMs(), loopback: loopback.cpu() };
               eld.enable();
             }
-          } else if (e.type === 'writer.cache_perf') {
-            Object.assign(record(i, e.writer_id), { hitRate: e.cache_hit_rate, prompt: e.total_input_tokens, cached: e.cache_read_tokens, calls: e.num_llm_calls });
           } else if (e.type === 'writer.settled') {
-            const w = record(i, e.writer_id);
-            w.outcome = e.outcome;
             settledTotal++;
             lastSettledAt = performance.now();
-            const n = (settledCount[i] = (settledCount[i] ?? 0) + 1);
-            waiters[i]?.get(n)?.();
+            waiters[i]?.get(records.settled)?.();
           }
         }
       })();
@@ -175,7 +151,7 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
     const deadline = performance.now() + timeoutMs;
     /** Resolves when session `i` has `n` settled writers (or at the deadline). */
     const settledWriters = (i: number, n: number): Promise<void> =>
-      (settledCount[i] ?? 0) >= n
+      (writers[i]?.settled ?? 0) >= n
         ? Promise.resolve()
         : new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, Math.max(0, deadline - performance.now()));
@@ -225,7 +201,7 @@ async function runPool(pool: number, sessions: number, seedBase: number, timeout
       cores.loopback = loop / windowMs;
       cores.rest = (processEnd - cpuAtStart.process - main - loop) / windowMs;
     }
-    const ordered = writers.map((map) => [...map.values()]);
+    const ordered = writers.map((records) => records.list);
     // Why writers did not succeed, from their own logs (the last `*failed` record; paths and hashes shortened).
     const shorten = (text: string): string =>
       text
