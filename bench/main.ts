@@ -53,6 +53,8 @@ const concurrency = lazyModule(() => import('./concurrency.bench.ts'));
 const memory = lazyModule(() => import('./memory.bench.ts'));
 const sessionLoad = lazyModule(() => import('./session-load.bench.ts'));
 const gateway = lazyModule(() => import('./gateway.bench.ts'));
+const writersApi = lazyModule(() => import('./writers-api.bench.ts'));
+const instantCompaction = lazyModule(() => import('./instant-compaction.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -94,6 +96,16 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'gateway',
     run: async () => (await gateway.load()).benchGateway(),
     targets: (section) => gateway.get()?.gatewayTargets(section) ?? unavailable('gateway'),
+  },
+  {
+    name: 'writers-api',
+    run: async () => (await writersApi.load()).benchWritersApi(),
+    targets: (section) => writersApi.get()?.writersApiTargets(section) ?? unavailable('writers per API'),
+  },
+  {
+    name: 'instant-compaction',
+    run: async () => (await instantCompaction.load()).benchInstantCompaction(),
+    targets: (section) => instantCompaction.get()?.instantCompactionTargets(section) ?? unavailable('instant compaction'),
   },
 ];
 
