@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { sourceExecArgv, sourceResolve } from './vitest.source.ts';
 
 export default defineConfig({
   test: {
@@ -14,6 +15,7 @@ export default defineConfig({
       'packages/inspector',
       'packages/cli',
       {
+        ...sourceResolve,
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
@@ -21,6 +23,7 @@ export default defineConfig({
           setupFiles: ['test/support/fast-check-seed.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          execArgv: sourceExecArgv,
         },
       },
     ],

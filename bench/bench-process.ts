@@ -1,7 +1,8 @@
 /**
  * Parent-side helpers of the benchmarks that run their daemon, floor service or load generator in child processes
- * (`concurrency`, `memory`, `session-load`): spawning a TypeScript child (`node --import tsx <script>`) with an IPC
- * channel, waiting for its messages, stopping it (and killing it on failure), plus small statistics helpers.
+ * (`concurrency`, `memory`, `session-load`): spawning a TypeScript child (`node --conditions=@baton/source --import tsx
+ * <script>`: the workspace packages from their sources) with an IPC channel, waiting for its messages, stopping it
+ * (and killing it on failure), plus small statistics helpers.
  *
  * A child gets its configuration as JSON in the `BENCH_CHILD_CONFIG` environment variable (`childConfig()` reads
  * it) and talks to the parent with `process.send` (`sendToParent()`).
@@ -47,10 +48,10 @@ export interface SpawnOptions {
 
 const STDERR_KEEP = 8192;
 
-/** Starts `node --import tsx <script>` (script relative to bench/) with `config` in its environment. */
+/** Starts `node --conditions=@baton/source --import tsx <script>` (script relative to bench/) with `config` in its environment. */
 export function spawnBenchChild(script: string, config: unknown, options: SpawnOptions = {}): BenchChild {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', path], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--conditions=@baton/source', '--import', 'tsx', path], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env: { ...process.env, [CONFIG_ENV]: JSON.stringify(config) },

@@ -13,7 +13,7 @@ import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, WRITER_TOOLS, conversation } from '.
 const CHILD = fileURLToPath(new URL('./fixtures/daemon-child.ts', import.meta.url));
 
 function startChild(nats: string, dataDir: string, model: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, nats, dataDir, model, '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--conditions=@baton/source', '--import', 'tsx', CHILD, nats, dataDir, model, '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr?.on('data', (c: Buffer) => (err += c.toString()));

@@ -15,7 +15,7 @@ const RUNS = 50;
 /** Starts the committing child, waits until it committed once, lets it run `delayMs`, then SIGKILLs it. */
 function runAndKill(dataDir: string, start: number, delayMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, String(start)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--conditions=@baton/source', '--import', 'tsx', CHILD, dataDir, String(start)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.stdout.on('data', (c: Buffer) => {

@@ -7,13 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { LmdbEventLog, MemoryEventLog, verifySession } from '@baton/runtime';
 import { type EventLog } from '@baton/log-schema';
 import { describe, expect, it } from 'vitest';
+import { BATON_SOURCE_ARGS } from '../packages/cli/test/helpers/run-baton.ts';
 
 /**
  * Recorded real event logs (test/fixtures/logs, made by record-logs.ts) replayed through today's machines: a change of
  * machine behaviour that would decide differently on a recorded history fails here (Temporal-style history replay).
  */
 const DIR = fileURLToPath(new URL('./fixtures/logs/', import.meta.url));
-const CLI = fileURLToPath(new URL('../packages/cli/bin/baton.js', import.meta.url));
 const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.ndjson'));
 
 interface Line {
@@ -57,7 +57,7 @@ describe('recorded event logs', () => {
       const log = LmdbEventLog.open({ path: join(dir, 'events') });
       const sid = await load(log, fixtures[0]!);
       await log.close();
-      const run = spawnSync(process.execPath, [CLI, 'replay', sid, '--data-dir', dir, '--verify'], { encoding: 'utf8', timeout: 60_000 });
+      const run = spawnSync(process.execPath, [...BATON_SOURCE_ARGS, 'replay', sid, '--data-dir', dir, '--verify'], { encoding: 'utf8', timeout: 60_000 });
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/no divergence/);
     } finally {

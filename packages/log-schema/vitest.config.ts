@@ -1,5 +1,7 @@
 import { defineProject } from 'vitest/config';
+import { sourceExecArgv, sourceResolve } from '../../vitest.source.ts';
 
 export default defineProject({
-  test: { name: 'log-schema', include: ['test/**/*.test.ts'], environment: 'node', setupFiles: ['../../test/support/fast-check-seed.ts'] },
+  ...sourceResolve,
+  test: { name: 'log-schema', include: ['test/**/*.test.ts'], environment: 'node', setupFiles: ['../../test/support/fast-check-seed.ts'], execArgv: sourceExecArgv },
 });

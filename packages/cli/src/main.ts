@@ -1,14 +1,17 @@
-import { subjects } from '@baton/protocol';
+import { subjects } from '@baton/protocol/subjects';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.ts';
-import { runDaemon } from './commands/daemon-command.ts';
-import { runDemo } from './commands/demo-command.ts';
-import { runGateway } from './commands/gateway-command.ts';
-import { runUp } from './commands/up-command.ts';
-import { runMemoryDiff, runMemoryLog, runMemoryRestore } from './commands/memory-command.ts';
-import { runReplay } from './commands/replay-command.ts';
-import { runSessions, runStatus } from './commands/runtime-command.ts';
-import { LOG_LEVELS, type LogLevel } from './daemon/pino-daemon-logger.ts';
+import { LOG_LEVELS, type LogLevel } from './daemon/log-levels.ts';
+
+// Each command's module (and what it pulls in: the runtime, lmdb, piscina, the gateway, …) is imported when that
+// command runs, so `baton --help` or a parse error loads only commander and the protocol's subject names.
+const daemonCommand = () => import('./commands/daemon-command.ts');
+const demoCommand = () => import('./commands/demo-command.ts');
+const gatewayCommand = () => import('./commands/gateway-command.ts');
+const upCommand = () => import('./commands/up-command.ts');
+const memoryCommand = () => import('./commands/memory-command.ts');
+const replayCommand = () => import('./commands/replay-command.ts');
+const runtimeCommand = () => import('./commands/runtime-command.ts');
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_DATA_DIR = './.baton';
@@ -86,7 +89,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
     .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number }) => {
       setExit(
-        await runDaemon(
+        await (await daemonCommand()).runDaemon(
           {
             nats: o.nats,
             dataDir: o.dataDir,
@@ -125,7 +128,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix)),
   ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
     setExit(
-      await runGateway(
+      await (await gatewayCommand()).runGateway(
         {
           upstream: o.upstream,
           nats: o.nats,
@@ -151,7 +154,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt)),
   ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
     setExit(
-      await runUp(
+      await (await upCommand()).runUp(
         {
           dataDir: o.dataDir,
           host: o.host,
@@ -178,7 +181,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--timeout <ms>', 'how long to wait for the daemon').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
     .addHelpText('after', runtimeExits)
     .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number }) => {
-      setExit(await runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io));
+      setExit(await (await runtimeCommand()).runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io));
     });
 
   program
@@ -193,7 +196,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addHelpText('after', runtimeExits)
     .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number }) => {
       setExit(
-        await runSessions(
+        await (await runtimeCommand()).runSessions(
           {
             nats: o.nats,
             json: o.json === true,
@@ -213,7 +216,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(dataDirOption())
     .addOption(new Option('--pool-size <n>', 'worker threads').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
     .action(async (o: { dataDir: string; poolSize: number }) => {
-      setExit(await runDemo({ dataDir: o.dataDir, poolSize: o.poolSize }, io));
+      setExit(await (await demoCommand()).runDemo({ dataDir: o.dataDir, poolSize: o.poolSize }, io));
     });
 
   program
@@ -225,7 +228,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .option('--verify', 're-fold the session and its writers and report the first divergence (exit 1) instead of printing the timeline')
     .addHelpText('after', '\nExit codes: 0 ok, 1 divergence, 2 unknown session or no event log.')
     .action(async (session: string, o: { dataDir: string; json?: boolean; verify?: boolean }) => {
-      setExit(await runReplay(session, { dataDir: o.dataDir, json: o.json === true, verify: o.verify === true }, io));
+      setExit(await (await replayCommand()).runReplay(session, { dataDir: o.dataDir, json: o.json === true, verify: o.verify === true }, io));
     });
 
   const memory = program
@@ -245,7 +248,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(dataDirOption())
     .option('--json', 'the versions as one JSON object')
     .action(async (scope: string, o: { dataDir: string; json?: boolean }) => {
-      setExit(await runMemoryLog(scope, { dataDir: o.dataDir, json: o.json === true }, io));
+      setExit(await (await memoryCommand()).runMemoryLog(scope, { dataDir: o.dataDir, json: o.json === true }, io));
     });
 
   memory
@@ -256,7 +259,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .argument('[to]', 'version number, or live (default)')
     .addOption(dataDirOption())
     .action(async (scope: string, from: string, to: string | undefined, o: { dataDir: string }) => {
-      setExit(await runMemoryDiff(scope, from, to, { dataDir: o.dataDir }, io));
+      setExit(await (await memoryCommand()).runMemoryDiff(scope, from, to, { dataDir: o.dataDir }, io));
     });
 
   memory
@@ -271,7 +274,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
         '\nA writer of the session that commits after the restore (e.g. once the daemon runs again) makes its own version the newest.',
     )
     .action(async (scope: string, version: string, o: { dataDir: string }) => {
-      setExit(await runMemoryRestore(scope, version, { dataDir: o.dataDir }, io));
+      setExit(await (await memoryCommand()).runMemoryRestore(scope, version, { dataDir: o.dataDir }, io));
     });
 
   return program;

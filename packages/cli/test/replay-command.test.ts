@@ -10,7 +10,8 @@ import { runBaton } from './helpers/run-baton.ts';
 
 /*
  * Protects `baton replay` as a user runs it, over a log written by a real daemon: `--verify` and `--json` through a
- * real child process (`node bin/baton.js`), the other cases through `main()` in-process (same code, no tsx start-up).
+ * real child process (`baton` from its sources through tsx), the other cases through `main()` in-process (same code, no
+ * tsx start-up).
  */
 
 async function replay(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -31,7 +32,7 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-// Every case spawns `node bin/baton.js` (tsx compiles on start): allow for a slow, busy CI machine.
+// Cases that spawn `baton` from its sources (tsx compiles on start): allow for a slow, busy CI machine.
 describe('baton --help', { timeout: 30_000 }, () => {
   it('lists the commands and exits 0', async () => {
     const run = await runBaton(['--help']);

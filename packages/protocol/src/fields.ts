@@ -1,7 +1,5 @@
 import { z } from 'zod';
-
-/** Session ids as PROTOCOL.md fixes them: they become one NATS subject token, so no dots, spaces or wildcards. */
-export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+import { SESSION_ID_PATTERN } from './subjects.ts';
 
 /** A session id (`[A-Za-z0-9_-]{1,128}`). */
 export const SessionIdSchema = z.string().regex(SESSION_ID_PATTERN, 'session id must match [A-Za-z0-9_-]{1,128}');

@@ -1,9 +1,9 @@
 import { pino, type Logger } from 'pino';
 import { type DaemonLogger } from '@baton/runtime';
 
-/** Log levels `--log-level` accepts (pino's). */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import type { LogLevel } from './log-levels.ts';
+
+export { LOG_LEVELS, type LogLevel } from './log-levels.ts';
 
 /**
  * A pino logger writing NDJSON synchronously to stderr (stdout carries the readiness line), so nothing is lost when the

@@ -1,8 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** `packages/cli/bin/baton.js`, the entry `npx baton` runs. */
-export const BATON_BIN = fileURLToPath(new URL('../../bin/baton.js', import.meta.url));
+/**
+ * Node arguments that run `baton` from its TypeScript sources (the same `main()` the built `bin/baton.js` runs), so
+ * the tests need no build: the workspace packages resolve to their sources through the `@baton/source` condition.
+ */
+export const BATON_SOURCE_ARGS: readonly string[] = [
+  '--conditions=@baton/source',
+  '--import',
+  'tsx',
+  fileURLToPath(new URL('./baton-source.ts', import.meta.url)),
+];
 /** The repository root (`npx baton` is run from there). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -20,9 +28,9 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-/** Starts `node bin/baton.js <args>` from the repository root. */
+/** Starts `baton <args>` (from its sources) in a child process, in the repository root. */
 export function spawnBaton(args: readonly string[], env: NodeJS.ProcessEnv = childEnv()): ChildProcess {
-  return spawn(process.execPath, [BATON_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...BATON_SOURCE_ARGS, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Collects a child's output until it exits. */

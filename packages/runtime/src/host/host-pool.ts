@@ -22,6 +22,8 @@ interface Host {
   sessions: number;
 }
 
+// Run from the TypeScript sources (tests, tsx), the workers load `worker-entry.ts` through tsx and resolve the
+// workspace packages to their sources too; run from the build, they load `worker-entry.js` with plain node.
 const isTs = import.meta.url.endsWith('.ts');
 
 /**
@@ -53,7 +55,7 @@ export class HostPool {
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: 1,
       atomics: 'disabled',
-      ...(isTs ? { execArgv: ['--import', 'tsx'] } : {}),
+      ...(isTs ? { execArgv: ['--conditions=@baton/source', '--import', 'tsx'] } : {}),
     });
     const messages = new SessionMessages(options.log);
     for (let i = 0; i < options.size; i++) {

@@ -22,7 +22,7 @@ interface Ack {
 /** Runs the child until `minAcks` acknowledgements arrived, SIGKILLs it, returns the acknowledgements. */
 function runAndKill(dir: string, minAcks: number): Promise<Ack[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, '8'], {
+    const child = spawn(process.execPath, ['--conditions=@baton/source', '--import', 'tsx', CHILD, dir, '8'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
