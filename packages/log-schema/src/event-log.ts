@@ -86,4 +86,10 @@ export interface EventLog {
   lastGlobalSeq?(): number;
   /** Optional: resolves once every append issued so far has settled. */
   flushed?(): Promise<void>;
+  /**
+   * Optional: removes every record of `stream` with its message ids and lookup keys, so the stream starts again at
+   * seq 1 (cluster mode: a local copy of a session that is not a prefix of its replicated log is replaced). The
+   * caller appends nothing to the stream meanwhile.
+   */
+  removeStream?(stream: string): Promise<void>;
 }

@@ -40,8 +40,6 @@ export function resolveClusterOptions(o: ClusterOptions): ResolvedClusterOptions
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new ClusterError('config', `cluster.replicas must be an integer from 1 to 5, got ${String(replicas)}`);
   if (!Number.isInteger(leaseMs) || leaseMs < 300) throw new ClusterError('config', `cluster.leaseMs must be an integer of at least 300, got ${String(leaseMs)}`);
   if (durability !== 'local' && durability !== 'replicated') throw new ClusterError('config', `cluster.durability must be local or replicated, got ${String(durability)}`);
-  // The replicated log is not wired into the daemon's appends yet: refuse it rather than acknowledge unreplicated data.
-  if (durability === 'replicated') throw new ClusterError('config', 'cluster.durability replicated is not available yet; use local');
   if (!Number.isInteger(forwardTimeoutMs) || forwardTimeoutMs < 1) throw new ClusterError('config', `cluster.forwardTimeoutMs must be a positive integer, got ${String(forwardTimeoutMs)}`);
   return { connection: o.connection, replicas, leaseMs, durability, forwardTimeoutMs, monotonic: o.monotonic ?? (() => performance.now()) };
 }

@@ -19,6 +19,11 @@ export interface ClusterRoutingOptions {
   readonly forwardTimeoutMs: number;
   /** Brings a claimed session's local log up to the history it took over (durability `replicated`). */
   readonly hydrate: (claim: Claim) => Promise<void>;
+  /**
+   * Resolves once every record of the session this daemon wrote locally is in the replicated log too (a write that
+   * failed earlier is retried): a request is served only then, so nothing it answers rests on unreplicated records.
+   */
+  readonly catchUp: (sessionId: string) => Promise<void>;
   /** Subscribes the session's request subjects; the daemon knows their handlers. */
   readonly serve: (sessionId: string) => TransportSubscription;
   /** Drops the session from memory without writing for it. */
@@ -136,6 +141,11 @@ export class ClusterRouting {
         throw moved(sessionId);
       }
       this.#suspect.delete(sessionId);
+    }
+    try {
+      await this.#o.catchUp(sessionId);
+    } catch (err) {
+      throw this.failure(sessionId, err);
     }
   }
 

@@ -46,6 +46,8 @@ import {
 import type { z } from 'zod';
 import { ClusterMembership } from '../cluster/cluster-membership.ts';
 import { clusterNames } from '../cluster/cluster-names.ts';
+import { hydrateSession } from '../cluster/hydrate-session.ts';
+import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
@@ -136,6 +138,8 @@ export class BatonDaemon {
   readonly #clusterOptions: ResolvedClusterOptions | null;
   /** Cluster mode, once joined: which daemon serves which session. */
   #routing: ClusterRouting | null = null;
+  /** Durability `replicated`: the log sessions and writers append to (local, then the session's replicated log). */
+  readonly #replicated: ReplicatedEventLog | null;
   /** The session request handlers, by verb. */
   readonly #verbs = new Map<string, (msg: InboundMessage) => void>();
   #openSub: TransportSubscription | null = null;
@@ -157,11 +161,20 @@ export class BatonDaemon {
     this.waits = resolveWaits(options.waits ?? {});
     this.#newId = options.newId ?? (() => randomUUID());
     this.#clusterOptions = options.cluster === undefined ? null : resolveClusterOptions(options.cluster);
+    this.#replicated =
+      this.#clusterOptions?.durability === 'replicated'
+        ? new ReplicatedEventLog({
+            local: options.log,
+            writerOf: (sessionId) => this.#routing?.membership.writer(sessionId),
+            onFenced: (sessionId, err) => void this.#routing?.failure(sessionId, err),
+          })
+        : null;
+    const appendLog = this.#replicated ?? options.log;
     this.#ready = Promise.all([this.#recover(memoryRoot), this.#joinCluster()]).then(() => {});
     this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
-      log: options.log,
+      log: appendLog,
       host: {
         dataDir: options.dataDir,
         memoryRoot,
@@ -193,7 +206,7 @@ export class BatonDaemon {
       },
     });
     this.#sessions = new SessionService({
-      log: options.log,
+      log: appendLog,
       pool: this.#pool,
       memoryRoot,
       clock: this.#clock,
@@ -249,7 +262,12 @@ export class BatonDaemon {
       log: this.#o.log,
       durability: c.durability,
       forwardTimeoutMs: c.forwardTimeoutMs,
-      hydrate: () => Promise.resolve(),
+      hydrate: async (claim) => {
+        if (c.durability !== 'replicated') return;
+        const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history);
+        this.#logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
+      },
+      catchUp: (sessionId) => this.#replicated?.catchUp(sessionId) ?? Promise.resolve(),
       serve: (sessionId) => this.#serveSession(sessionId),
       forget: (sessionId) => this.#sessions.forget(sessionId),
       logger: this.#logger,

@@ -1,0 +1,90 @@
+import { COMMITS_STREAM, parseStream, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog } from '@baton/log-schema';
+import { ClusterError } from './cluster-error.ts';
+import type { LogHistory } from './log-history.ts';
+import { sessionOfWriter } from './replicated-event-log.ts';
+
+/** What hydrating a session did to the local log. */
+export interface HydrateReport {
+  /** Records appended to the session's local streams. */
+  readonly appended: number;
+  /** Whether the local copy was kept (a prefix of the replicated history) or replaced. */
+  readonly replaced: boolean;
+  /** Streams the history holds records of (the session's own and its writers'). */
+  readonly streams: number;
+  /** Memory-commit journal entries of the session's writers offered to the local journal (it keeps each once). */
+  readonly commits: number;
+}
+
+/** Records appended per local append call while hydrating. */
+const CHUNK = 256;
+
+/**
+ * Brings the local event log's copy of a session up to the replicated history a new owner took over, before it
+ * serves the session: each stream of the session (its own, its writers') gets the records it lacks, in order, with
+ * their lookup keys, so the session loads (from its newest snapshot) and `replay --verify` re-folds it as on the
+ * previous owner. A local copy that is not a prefix of the history (records the replicated log never acknowledged, or
+ * another owner's since) is removed and rebuilt from the history. Commit journal entries of its writers are offered to
+ * the shared journal, which keeps each one once (by message id). Throws `ClusterError('gap')` when the history skips
+ * records of a stream, `ClusterError('bad_entry')` for a stream that is not the session's.
+ */
+export async function hydrateSession(log: EventLog, sessionId: string, history: LogHistory): Promise<HydrateReport> {
+  const wanted = new Map<string, AppendInput[]>();
+  const commits: AppendInput[] = [];
+  for (const batch of history.batches) {
+    for (const part of batch.streams) {
+      if (part.s === COMMITS_STREAM) {
+        commits.push(...part.r);
+        continue;
+      }
+      if (!belongsTo(part.s, sessionId)) throw new ClusterError('bad_entry', `replicated log of ${sessionId} (index ${batch.index}) holds records of ${part.s}`, { sessionId, stream: part.s });
+      const records = wanted.get(part.s) ?? [];
+      if (part.b !== records.length) {
+        throw new ClusterError('gap', `replicated log of ${sessionId}: ${part.s} continues after seq ${part.b} at index ${batch.index}, but the history holds ${records.length}`, {
+          sessionId,
+          stream: part.s,
+          index: batch.index,
+        });
+      }
+      records.push(...part.r);
+      wanted.set(part.s, records);
+    }
+  }
+  const local = [sessionStream(sessionId), ...log.streams(sessionWritersPrefix(sessionId))].filter((s) => belongsTo(s, sessionId) && log.lastSeq(s) > 0);
+  const keep = local.every((s) => isPrefix(log, s, wanted.get(s) ?? []));
+  if (!keep) {
+    if (log.removeStream === undefined) throw new ClusterError('gap', `the local copy of session ${sessionId} differs from its replicated log and this event log cannot replace it`, { sessionId });
+    for (const s of local) await log.removeStream(s);
+  }
+  let appended = 0;
+  for (const [stream, records] of wanted) {
+    for (let have = log.lastSeq(stream); have < records.length; have = log.lastSeq(stream)) {
+      const chunk = records.slice(have, have + CHUNK);
+      const results = await log.append(stream, chunk);
+      const stored = results.filter((r) => !r.duplicate).length;
+      if (stored !== chunk.length || log.lastSeq(stream) !== have + chunk.length) {
+        throw new ClusterError('gap', `hydrating ${stream}: ${chunk.length - stored} of ${chunk.length} records were taken as duplicates`, { sessionId, stream });
+      }
+      appended += stored;
+    }
+  }
+  if (commits.length > 0) await log.append(COMMITS_STREAM, commits);
+  return { appended, replaced: !keep, streams: wanted.size, commits: commits.length };
+}
+
+function belongsTo(stream: string, sessionId: string): boolean {
+  const kind = parseStream(stream);
+  if (kind?.kind === 'session') return kind.sessionId === sessionId;
+  if (kind?.kind === 'writer') return sessionOfWriter(kind.writerId) === sessionId;
+  return false;
+}
+
+/** Whether the local stream's records are the first records of `records` (same type, time and message id). */
+function isPrefix(log: EventLog, stream: string, records: readonly AppendInput[]): boolean {
+  if (log.lastSeq(stream) > records.length) return false;
+  let i = 0;
+  for (const r of log.read(stream)) {
+    const w = records[i++];
+    if (w === undefined || w.type !== r.type || w.at !== r.at || w.msgId !== r.msgId) return false;
+  }
+  return true;
+}

@@ -1,0 +1,131 @@
+import { COMMITS_STREAM, parseStream, type AppendInput, type AppendResult, type EventLog, type GlobalReadOptions, type GlobalRecord, type ReadOptions, type StoredRecord } from '@baton/log-schema';
+import { ClusterError } from './cluster-error.ts';
+import type { SessionLogWriter } from './session-log-writer.ts';
+
+export interface ReplicatedEventLogOptions {
+  /** The daemon's own event log (LMDB): every append goes there first. */
+  readonly local: EventLog;
+  /** The log writer of a session this daemon holds; undefined when it does not hold it. */
+  readonly writerOf: (sessionId: string) => SessionLogWriter | undefined;
+  /** A session's write was refused because a newer epoch took it over: the caller drops the session. */
+  readonly onFenced: (sessionId: string, err: ClusterError) => void;
+}
+
+/**
+ * The session a record batch belongs to: its session stream, one of its writers' streams (`<sid>-w<n>`), or the
+ * memory-commit journal entry of one of its writers. Null for anything else (a restore's commit, another stream).
+ */
+export function sessionOfAppend(stream: string, records: readonly AppendInput[]): string | null {
+  const kind = parseStream(stream);
+  if (kind === null) return null;
+  switch (kind.kind) {
+    case 'session':
+      return kind.sessionId;
+    case 'writer':
+      return sessionOfWriter(kind.writerId);
+    case 'commits': {
+      const writerId = (records[0]?.payload as { writerId?: unknown } | undefined)?.writerId;
+      return typeof writerId === 'string' ? sessionOfWriter(writerId) : null;
+    }
+  }
+}
+
+/** The session of writer `<sid>-w<n>`, or null for an id of another shape. */
+export function sessionOfWriter(writerId: string): string | null {
+  const match = /^(.+)-w[1-9][0-9]*$/.exec(writerId);
+  return match?.[1] ?? null;
+}
+
+/**
+ * Durability `replicated`: an `EventLog` whose appends of a held session resolve only once the local log has them
+ * and the session's replicated log has them too. Records go to the local log first (which fixes their seqs), then,
+ * in that same order, to the session's `SessionLogWriter` as one batch per append (`b`: the stream's seq before it;
+ * duplicates the local log dropped are not sent). One replicated write is in flight per session; a write that failed
+ * (JetStream unavailable) is retried before the session's next one, and `catchUp` lets a request wait for that first.
+ * A fenced write tells `onFenced` and rejects. Reads go to the local log.
+ */
+export class ReplicatedEventLog implements EventLog {
+  readonly #o: ReplicatedEventLogOptions;
+  readonly #chains = new Map<string, Promise<void>>();
+
+  constructor(options: ReplicatedEventLogOptions) {
+    this.#o = options;
+  }
+
+  append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]> {
+    const local = this.#o.local.append(stream, records);
+    const sessionId = sessionOfAppend(stream, records);
+    if (sessionId === null) return local;
+    // Continuations run in the order the local log resolves appends (its commit order), so batches queue in seq order.
+    return local.then(async (results) => {
+      const writer = this.#o.writerOf(sessionId);
+      if (writer === undefined) return results;
+      const fresh: AppendInput[] = [];
+      let first = 0;
+      results.forEach((r, i) => {
+        if (r.duplicate) return;
+        if (fresh.length === 0) first = r.seq;
+        fresh.push(records[i] as AppendInput);
+      });
+      // Commit journal seqs differ from daemon to daemon (every session shares the stream): its entries carry none.
+      const base = stream === COMMITS_STREAM ? 0 : first - 1;
+      await this.#enqueue(sessionId, () => (fresh.length > 0 ? writer.write([{ s: stream, b: base, r: fresh }]) : writer.flush()));
+      return results;
+    });
+  }
+
+  /** Resolves once everything this daemon queued for `sessionId` is in the replicated log (retrying a failed write). */
+  catchUp(sessionId: string): Promise<void> {
+    const writer = this.#o.writerOf(sessionId);
+    if (writer === undefined) return Promise.resolve();
+    return this.#enqueue(sessionId, () => writer.flush());
+  }
+
+  #enqueue(sessionId: string, job: () => Promise<void>): Promise<void> {
+    const run = (this.#chains.get(sessionId) ?? Promise.resolve()).then(job).catch((err: unknown) => {
+      if (err instanceof ClusterError && err.code === 'fenced') this.#o.onFenced(sessionId, err);
+      throw err;
+    });
+    const tail = run.catch(() => {});
+    this.#chains.set(sessionId, tail);
+    void tail.then(() => {
+      // Nothing queued after this job: forget the chain (a writer of a later epoch starts a new one).
+      if (this.#chains.get(sessionId) === tail) this.#chains.delete(sessionId);
+    });
+    return run;
+  }
+
+  read(stream: string, options?: ReadOptions): Iterable<StoredRecord> {
+    return this.#o.local.read(stream, options);
+  }
+
+  lastSeq(stream: string): number {
+    return this.#o.local.lastSeq(stream);
+  }
+
+  keySeq(stream: string, key: string): number | undefined {
+    return this.#o.local.keySeq(stream, key);
+  }
+
+  streams(prefix?: string): Iterable<string> {
+    return this.#o.local.streams(prefix);
+  }
+
+  close(): Promise<void> {
+    return this.#o.local.close();
+  }
+
+  readGlobal(from?: number, options?: GlobalReadOptions): Iterable<GlobalRecord> {
+    if (this.#o.local.readGlobal === undefined) return [];
+    return this.#o.local.readGlobal(from, options);
+  }
+
+  lastGlobalSeq(): number {
+    return this.#o.local.lastGlobalSeq?.() ?? 0;
+  }
+
+  async flushed(): Promise<void> {
+    await this.#o.local.flushed?.();
+    await Promise.all(this.#chains.values());
+  }
+}

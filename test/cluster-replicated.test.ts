@@ -1,0 +1,135 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog, verifySession } from '@baton/runtime';
+import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL, SYSTEM_PROMPT, TEST_TAIL, conversation } from './support/conversation.ts';
+
+interface Member {
+  readonly daemon: BatonDaemon;
+  readonly log: LmdbEventLog;
+  readonly transport: NatsTransport;
+  readonly dataDir: string;
+  readonly hydrated: Map<string, Record<string, unknown>>;
+}
+
+async function member(nats: string, model: LoopbackModel): Promise<Member> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'baton-replicated-'));
+  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+  const transport = await NatsTransport.connect({ servers: nats });
+  const hydrated = new Map<string, Record<string, unknown>>();
+  const daemon = BatonDaemon.start({
+    transport,
+    log,
+    dataDir,
+    poolSize: 1,
+    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
+    tail: TEST_TAIL,
+    cluster: { connection: transport.connection, leaseMs: 1_000, durability: 'replicated' },
+    logger: (_level, msg, data) => {
+      const sid = data?.['sessionId'];
+      if (msg === 'session hydrated' && typeof sid === 'string') hydrated.set(sid, data ?? {});
+    },
+  });
+  await daemon.ready();
+  return { daemon, log, transport, dataDir, hydrated };
+}
+
+/** Message ids of every `messages.appended` record of a session in a log. */
+function appendedIds(log: LmdbEventLog, sid: string): Set<string> {
+  const ids = new Set<string>();
+  for (const r of log.read(`session/${sid}`)) {
+    if (r.type !== 'messages.appended') continue;
+    for (const m of (r.payload as { messages: { id: string }[] }).messages) ids.add(m.id);
+  }
+  return ids;
+}
+
+describe('durability replicated: a session outlives the daemon and the disk it was written on', () => {
+  let nats: NatsServerHandle;
+  let model: LoopbackModel;
+  const members: Member[] = [];
+  let transport: NatsTransport;
+
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    model = await startLoopbackModel({ mode: 'extractive' });
+    transport = await NatsTransport.connect({ servers: nats.url });
+  });
+
+  afterAll(async () => {
+    await transport?.close();
+    for (const m of members) {
+      await m.daemon.stop().catch(() => {});
+      await m.transport.close().catch(() => {});
+      await m.log.close();
+      await rm(m.dataDir, { recursive: true, force: true });
+    }
+    await model?.close();
+    await nats?.stop();
+  });
+
+  it('a daemon that dies without handing off: another one on an empty disk takes its sessions over with every acknowledged append, and replay verifies them', async () => {
+    const a = await member(nats.url, model);
+    members.push(a);
+    const client = new BatonClient(transport, { timeoutMs: 5_000, failover: { timeoutMs: 30_000 } });
+    const acked = new Map<string, Set<string>>();
+    const ack = (sid: string, ids: readonly { id: string }[]): void => {
+      const set = acked.get(sid) ?? new Set<string>();
+      for (const m of ids) set.add(m.id);
+      acked.set(sid, set);
+    };
+    const sessions: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const open = await client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT });
+      sessions.push(open.session_id);
+    }
+    // Enough turns to cross the first rung: each session runs a writer (its stream and commit replicated too).
+    await Promise.all(
+      sessions.map(async (sid, i) => {
+        const messages = conversation(5, { prefix: `a${i}-` });
+        for (let k = 0; k < messages.length; k += 4) {
+          const batch = messages.slice(k, k + 4);
+          await client.append(sid, batch);
+          ack(sid, batch);
+        }
+        expect((await a.daemon.sessions.waitForWriterSettlement(sid, 20_000)).outcome).toMatch(/success|no-writer/);
+      }),
+    );
+    const before = new Map(await Promise.all(sessions.map(async (sid) => [sid, await client.status(sid)] as const)));
+    for (const s of before.values()) expect(s.state.watermark).not.toBeNull();
+
+    // Daemon A's connection drops without a word (no hand-off, no heartbeat delete); B starts on an empty disk.
+    await a.transport.connection.close();
+    const b = await member(nats.url, model);
+    members.push(b);
+
+    // The client's next appends find no holder, reopen the session (B claims it once A's lease expired), and go on.
+    const started = performance.now();
+    await Promise.all(
+      sessions.map(async (sid, i) => {
+        const batch = conversation(6, { prefix: `a${i}-` }).slice(20, 24);
+        await client.append(sid, batch);
+        ack(sid, batch);
+      }),
+    );
+    const takeoverMs = performance.now() - started;
+    console.log(`takeover of ${sessions.length} sessions after the holder died: ${takeoverMs.toFixed(0)} ms (lease 1000 ms)`);
+
+    for (const sid of sessions) {
+      expect(b.hydrated.get(sid)).toMatchObject({ replaced: false });
+      const onB = appendedIds(b.log, sid);
+      const missing = [...(acked.get(sid) ?? [])].filter((id) => !onB.has(id));
+      expect(missing).toEqual([]);
+      expect(onB.size).toBe(24);
+      const status = await client.status(sid);
+      expect(status.state.watermark).toEqual(before.get(sid)?.state.watermark);
+      expect(status.files.checkpoint.version).toBe(before.get(sid)?.files.checkpoint.version);
+      const verified = verifySession(b.log, sid);
+      expect(verified.divergence).toBeNull();
+      expect(verified.writers).toBeGreaterThan(0);
+    }
+  });
+});
