@@ -1,6 +1,7 @@
 import { subjects } from '@baton/protocol/subjects';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.ts';
+import { parseMetricsAddress, type MetricsAddress } from './daemon/metrics-address.ts';
 import { LOG_LEVELS, type LogLevel } from './daemon/log-levels.ts';
 
 // Each command's module (and what it pulls in: the runtime, lmdb, piscina, the gateway, …) is imported when that
@@ -71,6 +72,9 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`,
     );
 
+  const metricsOption = (): Option =>
+    new Option('--metrics <host:port>', 'serve Prometheus metrics on http://<host:port>/metrics (port 0: any free port, printed)').argParser(parseMetricsAddress);
+
   program
     .command('daemon')
     .description('run the daemon: serve protocol v1 on NATS until SIGTERM/SIGINT (model endpoint from OPENAI_BASE_URL / OPENAI_API_KEY)')
@@ -86,8 +90,9 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
     .addOption(new Option('--max-resident-sessions <n>', 'most sessions kept in memory; past it the least recently used idle ones leave (they reload on their next request)').argParser(positiveInt))
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
+    .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number }) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress }) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
@@ -100,6 +105,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             ...(o.config !== undefined ? { config: o.config } : {}),
             ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+            ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
           },
           env,
           io,
@@ -117,7 +123,8 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--port <n>', 'port the gateway listens on (0: any free port)').default(DEFAULT_GATEWAY_PORT).argParser((v) => (v === '0' ? 0 : positiveInt(v))))
       .option('--project <id>', 'project the sessions belong to (a request may say otherwise in x-baton-project)', 'default')
       .addOption(new Option('--context-window <tokens>', 'context window of models the gateway does not know').argParser(positiveInt))
-      .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'));
+      .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
+      .addOption(metricsOption());
 
   gatewayOptions(
     program
@@ -126,7 +133,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .requiredOption('--upstream <url>', "the provider's base URL, e.g. https://api.openai.com/v1")
       .addOption(natsOption())
       .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix)),
-  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
+  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress }) => {
     setExit(
       await (await gatewayCommand()).runGateway(
         {
@@ -138,6 +145,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           logLevel: o.logLevel,
           ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+          ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
         },
         io,
       ),
@@ -152,7 +160,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .option('--upstream <url>', "the provider agents talk to (default: OPENAI_BASE_URL)")
       .addOption(new Option('--nats <url>', 'also serve the daemon on this NATS server').argParser(natsUrl))
       .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt)),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel }) => {
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress }) => {
     setExit(
       await (await upCommand()).runUp(
         {
@@ -165,6 +173,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.upstream !== undefined ? { upstream: o.upstream } : {}),
           ...(o.nats !== undefined ? { nats: o.nats } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+          ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
         },
         env,
         io,

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, LmdbEventLog, type Residency } from '@baton/runtime';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
+import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
@@ -22,6 +23,8 @@ export interface DaemonCommandOptions {
   readonly residency?: Partial<Residency>;
   /** JSON configuration file: budgets, rebuild caps, tail policy. */
   readonly config?: string;
+  /** Serve Prometheus metrics on `http://<host:port>/metrics`. */
+  readonly metrics?: MetricsAddress;
 }
 
 /**
@@ -72,6 +75,20 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     signal.dispose();
     return 1;
   }
+  // Bound before the daemon starts, so a port in use fails start-up with nothing to undo but the log and connection.
+  const metrics = options.metrics !== undefined ? new DaemonMetrics() : null;
+  let metricsServer: MetricsServer | null = null;
+  if (options.metrics !== undefined && metrics !== null) {
+    try {
+      metricsServer = await startMetricsServer({ ...options.metrics, registries: [processMetrics(), metrics.registry] });
+    } catch (err) {
+      io.err(`baton daemon: cannot serve metrics on ${options.metrics.host}:${options.metrics.port}: ${message(err)}`);
+      await log.close();
+      await transport.close();
+      signal.dispose();
+      return 1;
+    }
+  }
   let daemon: BatonDaemon;
   try {
     daemon = BatonDaemon.start({
@@ -85,19 +102,23 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),
+      ...(metrics !== null ? { observer: metrics } : {}),
     });
   } catch (err) {
     io.err(`baton daemon: cannot start: ${message(err)}`);
+    await metricsServer?.close();
     await log.close();
     await transport.close();
     signal.dispose();
     return 1;
   }
+  metrics?.watch(daemon);
   writeDaemonPid(dataDir);
   // Ready means served: start-up repair done and the subscriptions known to the server.
   await daemon.ready();
   await transport.flush();
   logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix }, 'daemon started');
+  if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
   io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}`);
   const received = await signal.received;
   logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
@@ -106,6 +127,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   await log.close();
   removeDaemonPid(dataDir);
   await transport.close();
+  await metricsServer?.close();
   logger.info('stopped');
   return 0;
 }

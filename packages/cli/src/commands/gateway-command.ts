@@ -1,6 +1,8 @@
 import { BatonClient, NatsTransport } from '@baton/client';
-import { BatonGateway } from '@baton/gateway';
+import { BatonGateway, GatewayMetrics } from '@baton/gateway';
+import { processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
+import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 
@@ -13,6 +15,8 @@ export interface GatewayCommandOptions {
   readonly project: string;
   readonly contextWindow?: number;
   readonly logLevel: LogLevel;
+  /** Serve the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
+  readonly metrics?: MetricsAddress;
 }
 
 /** How to point an agent at a running gateway. */
@@ -40,6 +44,18 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo): Pro
     signal.dispose();
     return 1;
   }
+  const metrics = options.metrics !== undefined ? new GatewayMetrics() : null;
+  let metricsServer: MetricsServer | null = null;
+  if (options.metrics !== undefined && metrics !== null) {
+    try {
+      metricsServer = await startMetricsServer({ ...options.metrics, registries: [processMetrics(), metrics.registry] });
+    } catch (err) {
+      io.err(`baton gateway: cannot serve metrics on ${options.metrics.host}:${options.metrics.port}: ${errorLine(err)}`);
+      await transport.close();
+      signal.dispose();
+      return 1;
+    }
+  }
   let gateway: BatonGateway;
   try {
     gateway = await BatonGateway.start({
@@ -50,17 +66,21 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo): Pro
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       logger: daemonLoggerOf(logger),
+      ...(metrics !== null ? { metrics } : {}),
     });
   } catch (err) {
     io.err(`baton gateway: cannot listen on ${options.host}:${options.port}: ${errorLine(err)}`);
+    await metricsServer?.close();
     await transport.close();
     signal.dispose();
     return 1;
   }
   logger.info({ upstream: options.upstream, nats: options.nats, baseURL: gateway.baseURL }, 'gateway started');
   for (const line of agentHint(gateway.baseURL)) io.out(line);
+  if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   await signal.received;
   await gateway.close();
   await transport.close();
+  await metricsServer?.close();
   return 0;
 }

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
-import { BatonGateway } from '@baton/gateway';
-import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { BatonGateway, GatewayMetrics } from '@baton/gateway';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
+import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
@@ -22,6 +23,8 @@ export interface UpCommandOptions {
   readonly project: string;
   readonly contextWindow?: number;
   readonly logLevel: LogLevel;
+  /** Serve the daemon's and the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
+  readonly metrics?: MetricsAddress;
 }
 
 /**
@@ -57,6 +60,19 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       return 1;
     }
   }
+  const metrics = options.metrics !== undefined ? { daemon: new DaemonMetrics(), gateway: new GatewayMetrics() } : null;
+  let metricsServer: MetricsServer | null = null;
+  if (options.metrics !== undefined && metrics !== null) {
+    try {
+      metricsServer = await startMetricsServer({ ...options.metrics, registries: [processMetrics(), metrics.daemon.registry, metrics.gateway.registry] });
+    } catch (err) {
+      io.err(`baton up: cannot serve metrics on ${options.metrics.host}:${options.metrics.port}: ${errorLine(err)}`);
+      await clientTransport.close();
+      await daemonTransport.close();
+      signal.dispose();
+      return 1;
+    }
+  }
   mkdirSync(join(dataDir, 'events'), { recursive: true });
   const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
   const daemon = BatonDaemon.start({
@@ -67,7 +83,9 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     model,
     checkpointDisabled: checkpointDisabledFromEnv(env),
     logger: daemonLoggerOf(logger),
+    ...(metrics !== null ? { observer: metrics.daemon } : {}),
   });
+  metrics?.daemon.watch(daemon);
   writeDaemonPid(dataDir);
   let gateway: BatonGateway;
   try {
@@ -80,23 +98,27 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       logger: daemonLoggerOf(logger),
+      ...(metrics !== null ? { metrics: metrics.gateway } : {}),
     });
   } catch (err) {
     io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
     await daemon.stop();
     await log.close();
+    await metricsServer?.close();
     removeDaemonPid(dataDir);
     signal.dispose();
     return 1;
   }
   io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
   for (const line of agentHint(gateway.baseURL)) io.out(line);
+  if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   await signal.received;
   await gateway.close();
   await daemon.stop();
   await clientTransport.close();
   await daemonTransport.close();
   await log.close();
+  await metricsServer?.close();
   removeDaemonPid(dataDir);
   return 0;
 }
