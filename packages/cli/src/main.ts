@@ -12,6 +12,7 @@ const gatewayCommand = () => import('./commands/gateway-command.ts');
 const upCommand = () => import('./commands/up-command.ts');
 const memoryCommand = () => import('./commands/memory-command.ts');
 const replayCommand = () => import('./commands/replay-command.ts');
+const inspectCommand = () => import('./commands/inspect-command.ts');
 const runtimeCommand = () => import('./commands/runtime-command.ts');
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
@@ -238,6 +239,17 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addHelpText('after', '\nExit codes: 0 ok, 1 divergence, 2 unknown session or no event log.')
     .action(async (session: string, o: { dataDir: string; json?: boolean; verify?: boolean }) => {
       setExit(await (await replayCommand()).runReplay(session, { dataDir: o.dataDir, json: o.json === true, verify: o.verify === true }, io));
+    });
+
+  program
+    .command('inspect')
+    .description('serve a read-only web page over the data directory: sessions, token timelines with writer runs and rebuilds, checkpoint diffs, rebuilt contexts (live while a daemon runs on it)')
+    .addOption(dataDirOption())
+    .option('--host <host>', 'address to listen on (anything but loopback exposes every session)', '127.0.0.1')
+    .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').default(0).argParser((v) => (v === '0' ? 0 : positiveInt(v))))
+    .addHelpText('after', '\nPrints the URL and runs until SIGTERM/SIGINT. Exit codes: 0 stopped, 1 cannot listen, 2 no event log in the data directory.')
+    .action(async (o: { dataDir: string; host: string; port: number }) => {
+      setExit(await (await inspectCommand()).runInspect({ dataDir: o.dataDir, host: o.host, port: o.port }, io));
     });
 
   const memory = program
