@@ -8,6 +8,7 @@ import { claimSession, readTakenHistory, type ClaimOutcome, type HeldSession } f
 import { SessionEpochs } from './session-epochs.ts';
 import { SessionLog } from './session-log.ts';
 import { SessionLogWriter } from './session-log-writer.ts';
+import { withRetry } from './retry.ts';
 
 export interface ClusterMembershipOptions {
   readonly connection: NatsConnection;
@@ -76,7 +77,8 @@ export class ClusterMembership {
 
   /** Opens the cluster's JetStream resources (creating them when missing) and starts beating. */
   static async join(options: ClusterMembershipOptions): Promise<ClusterMembership> {
-    const store = await ClusterStore.open(options.connection, options.names, { replicas: options.replicas });
+    // Opening is idempotent (each resource is created when missing, else opened): retried while JetStream elects leaders.
+    const store = await withRetry('open the cluster store', () => ClusterStore.open(options.connection, options.names, { replicas: options.replicas }));
     const judge = new LeaseJudge(options.leaseMs);
     const monotonic = options.monotonic ?? (() => performance.now());
     let membership: ClusterMembership | null = null;

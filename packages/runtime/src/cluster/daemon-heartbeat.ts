@@ -3,6 +3,7 @@ import type { QueuedIterator } from '@nats-io/nats-core';
 import type { KvWatchEntry } from '@nats-io/kv';
 import type { ClusterNames } from './cluster-names.ts';
 import type { LeaseJudge } from './lease-judge.ts';
+import { withRetry } from './retry.ts';
 
 export interface DaemonHeartbeatOptions {
   readonly kv: KV;
@@ -41,11 +42,15 @@ export class DaemonHeartbeat {
     this.#o = options;
   }
 
-  /** Writes the first heartbeat (rejects when it cannot), starts the watch and the periodic beat. */
+  /**
+   * Writes the first heartbeat, starts the watch and the periodic beat. A bucket just created may have no leader for a
+   * few seconds (its replicas elect one): transient failures are retried (`withRetry`), others reject.
+   */
   async start(): Promise<void> {
-    await this.#o.kv.put(this.#o.names.daemonKey(this.#o.daemonId), this.#value());
+    const key = this.#o.names.daemonKey(this.#o.daemonId);
+    await withRetry(`first heartbeat ${key}`, () => this.#o.kv.put(key, this.#value()));
     this.#lastOk = this.#o.monotonic();
-    this.#watch = await this.#o.kv.watch({ key: this.#o.names.daemonKeys });
+    this.#watch = await withRetry(`watch ${this.#o.names.daemonKeys}`, () => this.#o.kv.watch({ key: this.#o.names.daemonKeys }));
     void this.#follow(this.#watch);
     this.#schedule();
   }

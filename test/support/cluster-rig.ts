@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { BatonClient } from '@baton/client';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { ClusterStore, SessionLog, clusterNames, foldLogEntries, type LogHistory } from '@baton/runtime';
+import type { Message } from '@baton/protocol';
+import { MODEL, SYSTEM_PROMPT, conversation } from './conversation.ts';
+
+const CHILD = join(import.meta.dirname, '..', 'fixtures', 'cluster-daemon-child.ts');
+
+/** One line a cluster daemon child printed (`ready`, `claimed`, `hydrated`, `dropped`, `left`, `error`). */
+export interface ChildEvent {
+  readonly ev: string;
+  readonly at?: number;
+  readonly sessionId?: string;
+  readonly [key: string]: unknown;
+}
+
+export interface DaemonChildConfig {
+  readonly servers: readonly string[];
+  readonly baseURL: string;
+  readonly leaseMs: number;
+  readonly durability: 'local' | 'replicated';
+  readonly replicas: number;
+}
+
+/** A `BatonDaemon` in cluster mode in its own process (stopped by pid). */
+export class DaemonChild {
+  readonly daemonId: string;
+  readonly dataDir: string;
+  readonly child: ChildProcess;
+  readonly events: ChildEvent[];
+  readonly #exited: Promise<void>;
+
+  private constructor(daemonId: string, dataDir: string, child: ChildProcess, events: ChildEvent[], exited: Promise<void>) {
+    this.daemonId = daemonId;
+    this.dataDir = dataDir;
+    this.child = child;
+    this.events = events;
+    this.#exited = exited;
+  }
+
+  static async spawn(config: DaemonChildConfig): Promise<DaemonChild> {
+    const dataDir = await mkdtemp(join(tmpdir(), 'baton-cluster-child-'));
+    const child = spawn(process.execPath, ['--conditions=@baton/source', '--import', 'tsx', CHILD, JSON.stringify({ ...config, dataDir })], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const events: ChildEvent[] = [];
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
+    const ready = new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        let ev: ChildEvent;
+        try {
+          ev = JSON.parse(line) as ChildEvent;
+        } catch {
+          return;
+        }
+        events.push(ev);
+        if (ev.ev === 'ready') resolve(String(ev['daemonId']));
+      });
+      void exited.then(() => reject(new Error(`cluster daemon child exited before it was ready: ${stderr}`)));
+    });
+    return new DaemonChild(await ready, dataDir, child, events, exited);
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** Sessions this daemon claimed and has not dropped or handed off (as its own lines say). */
+  held(): Set<string> {
+    const held = new Set<string>();
+    for (const e of this.events) {
+      if (e.sessionId === undefined) continue;
+      if (e.ev === 'claimed') held.add(e.sessionId);
+      if (e.ev === 'dropped') held.delete(e.sessionId);
+    }
+    return held;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.signal('SIGKILL');
+    await this.#exited;
+  }
+
+  /** SIGTERM (after SIGCONT, in case it is stopped) and waits for the exit. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.signal('SIGCONT');
+      this.signal('SIGTERM');
+    }
+    await this.#exited;
+  }
+}
+
+/** What a load of sessions has had acknowledged, by session. */
+export class SessionLoad {
+  readonly sessions: string[] = [];
+  readonly acked = new Map<string, Set<string>>();
+  readonly failures: string[] = [];
+  readonly #client: BatonClient;
+  readonly #prefix: string;
+
+  constructor(client: BatonClient, prefix: string) {
+    this.#client = client;
+    this.#prefix = prefix;
+  }
+
+  async open(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const open = await this.#client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT });
+      this.sessions.push(open.session_id);
+    }
+  }
+
+  /** Every session appends turns `from`..`to - 1` (four messages per append), sessions in parallel. */
+  async turns(from: number, to: number, onAck?: (sessionId: string, at: number) => void): Promise<void> {
+    await Promise.all(
+      this.sessions.map(async (sid, i) => {
+        const messages = conversation(to, { prefix: `${this.#prefix}${i}-` }).slice(from * 4, to * 4);
+        for (let k = 0; k < messages.length; k += 4) await this.append(sid, messages.slice(k, k + 4), onAck);
+      }),
+    );
+  }
+
+  async append(sid: string, batch: readonly Message[], onAck?: (sessionId: string, at: number) => void): Promise<void> {
+    try {
+      await this.#client.append(sid, [...batch]);
+    } catch (err) {
+      this.failures.push(`${sid}: ${String(err)}`);
+      return;
+    }
+    const set = this.acked.get(sid) ?? new Set<string>();
+    for (const m of batch) set.add(m.id);
+    this.acked.set(sid, set);
+    onAck?.(sid, performance.now());
+  }
+
+  ackedCount(): number {
+    let n = 0;
+    for (const s of this.acked.values()) n += s.size;
+    return n;
+  }
+}
+
+/** A session's replicated log as JetStream holds it, folded (throws when two owners' records interleave). */
+export async function replicatedHistory(nc: NatsConnection, sessionId: string, replicas: number): Promise<LogHistory> {
+  const store = await ClusterStore.open(nc, clusterNames('baton'), { replicas });
+  return foldLogEntries(await new SessionLog(store, sessionId).read());
+}
+
+/** Message ids of the `messages.appended` records a replicated history holds for its session. */
+export function historyIds(history: LogHistory, sessionId: string): Set<string> {
+  const ids = new Set<string>();
+  for (const b of history.batches) {
+    for (const s of b.streams) {
+      if (s.s !== `session/${sessionId}`) continue;
+      for (const r of s.r) if (r.type === 'messages.appended') for (const m of (r.payload as { messages: { id: string }[] }).messages) ids.add(m.id);
+    }
+  }
+  return ids;
+}
+
+/** Waits until every session's writer is idle and has settled once (polling `status`), or `timeoutMs` passed. */
+export async function writersSettled(client: BatonClient, sessions: readonly string[], timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let settled = 0;
+  for (const sid of sessions) {
+    for (;;) {
+      const s = await client.status(sid);
+      if (s.writer === null && s.last_outcome !== null) {
+        settled++;
+        break;
+      }
+      if (performance.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return settled;
+}
