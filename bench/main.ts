@@ -55,6 +55,7 @@ const sessionLoad = lazyModule(() => import('./session-load.bench.ts'));
 const gateway = lazyModule(() => import('./gateway.bench.ts'));
 const writersApi = lazyModule(() => import('./writers-api.bench.ts'));
 const instantCompaction = lazyModule(() => import('./instant-compaction.bench.ts'));
+const cliStart = lazyModule(() => import('./cli-start.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -106,6 +107,11 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'instant-compaction',
     run: async () => (await instantCompaction.load()).benchInstantCompaction(),
     targets: (section) => instantCompaction.get()?.instantCompactionTargets(section) ?? unavailable('instant compaction'),
+  },
+  {
+    name: 'cli-start',
+    run: async () => (await cliStart.load()).benchCliStart(),
+    targets: (section) => cliStart.get()?.cliStartTargets(section) ?? unavailable('CLI start-up'),
   },
 ];
 
