@@ -160,8 +160,9 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(dataDirOption())
       .option('--upstream <url>', "the provider agents talk to (default: OPENAI_BASE_URL)")
       .addOption(new Option('--nats <url>', 'also serve the daemon on this NATS server').argParser(natsUrl))
-      .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt)),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress }) => {
+      .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
+      .addOption(new Option('--inspect <host:port>', 'also serve the read-only web inspector on http://<host:port>/ (port 0: any free port, printed)').argParser(parseMetricsAddress)),
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress }) => {
     setExit(
       await (await upCommand()).runUp(
         {
@@ -175,6 +176,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.nats !== undefined ? { nats: o.nats } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
+          ...(o.inspect !== undefined ? { inspect: o.inspect } : {}),
         },
         env,
         io,

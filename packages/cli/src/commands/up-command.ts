@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
 import { BatonGateway, GatewayMetrics } from '@baton/gateway';
+import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
@@ -25,6 +26,8 @@ export interface UpCommandOptions {
   readonly logLevel: LogLevel;
   /** Serve the daemon's and the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
+  /** Serve the web inspector there too, reading the daemon's own log. */
+  readonly inspect?: MetricsAddress;
 }
 
 /**
@@ -109,10 +112,29 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     signal.dispose();
     return 1;
   }
+  let inspector: InspectorServer | null = null;
+  if (options.inspect !== undefined) {
+    try {
+      inspector = await startInspector({ dataDir, data: InspectorData.over(dataDir, log), host: options.inspect.host, port: options.inspect.port });
+    } catch (err) {
+      io.err(`baton up: cannot serve the inspector on ${options.inspect.host}:${options.inspect.port}: ${errorLine(err)}`);
+      await gateway.close();
+      await daemon.stop();
+      await clientTransport.close();
+      await daemonTransport.close();
+      await log.close();
+      await metricsServer?.close();
+      removeDaemonPid(dataDir);
+      signal.dispose();
+      return 1;
+    }
+  }
   io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
   for (const line of agentHint(gateway.baseURL)) io.out(line);
   if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
+  if (inspector !== null) io.out(`inspector: ${inspector.url} (read-only)`);
   await signal.received;
+  await inspector?.close();
   await gateway.close();
   await daemon.stop();
   await clientTransport.close();
