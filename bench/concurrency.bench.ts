@@ -14,7 +14,8 @@
  * the median over rounds, each ratio the median of the per-round ratios. Targets (from the issue): throughput
  * ≥ 0.5× the floor's, p99 ≤ 3× the floor's p99.
  *
- * Standalone: `npx tsx bench/concurrency.bench.ts` (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION).
+ * Standalone: `npx tsx --conditions=@baton/source bench/concurrency.bench.ts`
+ * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,8 @@
  * puts of the same payloads, and replay throughput of `read()`. Every figure is the median of several runs, each in
  * a fresh temporary directory.
  *
- * Standalone: `npx tsx bench/event-log.bench.ts` (env: EVLOG_BENCH_RECORDS, EVLOG_BENCH_REPEATS).
+ * Standalone: `npx tsx --conditions=@baton/source bench/event-log.bench.ts`
+ * (env: EVLOG_BENCH_RECORDS, EVLOG_BENCH_REPEATS).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -25,7 +25,8 @@
  *
  * No timed assertions: the figures are printed, `gatewayTargets` compares them to the issue's targets.
  *
- * Standalone: `npx tsx bench/gateway.bench.ts` (env: GATEWAY_BENCH_OVERFLOW_SESSIONS, default 100).
+ * Standalone: `npx tsx --conditions=@baton/source bench/gateway.bench.ts`
+ * (env: GATEWAY_BENCH_OVERFLOW_SESSIONS, default 100).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';

@@ -22,7 +22,8 @@
  * Each session's compaction is answered once through the gateway (it rebuilds the session), so there is one sample per
  * session per path. Times are the client's: send → answer complete (and first byte).
  *
- * Standalone: `npx tsx bench/instant-compaction.bench.ts` (env: INSTANT_COMPACTION_BENCH_SESSIONS, default 100;
+ * Standalone: `npx tsx --conditions=@baton/source bench/instant-compaction.bench.ts`
+ * (env: INSTANT_COMPACTION_BENCH_SESSIONS, default 100;
  * INSTANT_COMPACTION_BENCH_LATENCY_MS, default 50).
  */
 import { cpus, loadavg } from 'node:os';

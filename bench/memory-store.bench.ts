@@ -4,7 +4,7 @@
  * counting throughput of `TokenCounter` against raw gpt-tokenizer `countTokens` on the same ~1 MiB of text, and a
  * cache hit against a cold count. Texts are generated deterministically (markdown prose, lists, paths, numbers).
  *
- * Standalone: `npx tsx bench/memory-store.bench.ts` (env: MEMSTORE_BENCH_RUNS, default 41).
+ * Standalone: `npx tsx --conditions=@baton/source bench/memory-store.bench.ts` (env: MEMSTORE_BENCH_RUNS, default 41).
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';

@@ -12,7 +12,8 @@
  *     of 50), i.e. 400 MB of message text — target ≤ its own start + 1.5× the raw message bytes.
  * The LMDB log's size is reported for (b) and (c). Sessions are opened with checkpoints disabled (no writer runs).
  *
- * Standalone: `npx tsx bench/memory.bench.ts` (env: MEM_BENCH_CLOSED_SESSIONS, MEM_BENCH_RESIDENT_SESSIONS).
+ * Standalone: `npx tsx --conditions=@baton/source bench/memory.bench.ts`
+ * (env: MEM_BENCH_CLOSED_SESSIONS, MEM_BENCH_RESIDENT_SESSIONS).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

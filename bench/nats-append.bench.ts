@@ -8,7 +8,8 @@
  * Everything runs in this process except nats-server: the daemon, its Piscina actor hosts, the client (second
  * connection) and the echo responder (third connection).
  *
- * Standalone: `npx tsx bench/nats-append.bench.ts` (env: NATS_BENCH_BLOCK, NATS_BENCH_ROUNDS).
+ * Standalone: `npx tsx --conditions=@baton/source bench/nats-append.bench.ts`
+ * (env: NATS_BENCH_BLOCK, NATS_BENCH_ROUNDS).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -7,7 +7,8 @@
  * are new) and warm (the process-wide cached counter, the same texts rendered again). Raw read: `readFile` of the
  * same texts, written once to a temporary directory. Every figure is over ≥ 100 runs after warm-up.
  *
- * Standalone: `npx tsx bench/rebuild-render.bench.ts` (env: REBUILD_BENCH_RUNS, default 100).
+ * Standalone: `npx tsx --conditions=@baton/source bench/rebuild-render.bench.ts`
+ * (env: REBUILD_BENCH_RUNS, default 100).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -12,7 +12,7 @@
  * session is rebuilt exactly once for the headline figures; a second rebuild of each (re-based) session is reported
  * on its own line. Rebuilds run one at a time on an otherwise idle daemon.
  *
- * Standalone: `npx tsx bench/rebuild.bench.ts` (env: REBUILD_BENCH_SESSIONS, default 100).
+ * Standalone: `npx tsx --conditions=@baton/source bench/rebuild.bench.ts` (env: REBUILD_BENCH_SESSIONS, default 100).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

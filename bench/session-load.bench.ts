@@ -25,7 +25,8 @@
  * baseline is `LmdbEventLog.read` over the whole stream of the daemon's log, in a fresh process (`raw-read-child.ts`).
  * Figures are medians over the repeats; ratios are medians of per-repeat ratios.
  *
- * Standalone: `npx tsx bench/session-load.bench.ts` (env: LOAD_BENCH_REPEATS, LOAD_BENCH_MESSAGES).
+ * Standalone: `npx tsx --conditions=@baton/source bench/session-load.bench.ts`
+ * (env: LOAD_BENCH_REPEATS, LOAD_BENCH_MESSAGES).
  */
 import { cpSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -23,7 +23,8 @@
  * tokens / all prompt tokens); and the writer's first call (the fork: the agent's cached prefix plus the writer's
  * task), from its log: its rate and the tokens it had to pay for.
  *
- * Standalone: `npx tsx bench/writers-api.bench.ts` (env: WRITERS_API_BENCH_SESSIONS, default 100 per API).
+ * Standalone: `npx tsx --conditions=@baton/source bench/writers-api.bench.ts`
+ * (env: WRITERS_API_BENCH_SESSIONS, default 100 per API).
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';

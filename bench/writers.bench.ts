@@ -18,7 +18,7 @@
  * ≈ 10 ms; the rows report the delay beyond the interval), and the second writer's cache hit rate as the loopback's simulated prefix cache reports it
  * (`writer.cache_perf`: cached / prompt tokens over the writer's calls; its first call, from the writer's log).
  *
- * Standalone: `npx tsx bench/writers.bench.ts` (env: WRITERS_BENCH_SESSIONS, default 200).
+ * Standalone: `npx tsx --conditions=@baton/source bench/writers.bench.ts` (env: WRITERS_BENCH_SESSIONS, default 200).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
