@@ -4,7 +4,7 @@ import { DaemonMetrics, processMetrics, startMetricsServer, type MetricsServer }
 import { parsePrometheusText, sampleSum, type PrometheusSample } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkAgent, agentResponder, isWriterRequest } from './support/gateway-agent.ts';
-import { recordTypes, startGatewayRig, type GatewayRig } from './support/gateway-rig.ts';
+import { GATEWAY_TOOLS, recordTypes, startGatewayRig, until, type GatewayRig } from './support/gateway-rig.ts';
 
 /** Counts of `key(item)` over `items`. */
 function tally<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
@@ -142,5 +142,74 @@ describe('metrics: /metrics scraped during an end-to-end run through the gateway
 
     // Only /metrics is served.
     expect((await fetch(server.url.replace(/\/metrics$/, '/other'))).status).toBe(404);
+  });
+});
+
+describe('metrics: each way the gateway handles a request', () => {
+  let rig: GatewayRig;
+  let server: MetricsServer;
+  const gatewayMetrics = new GatewayMetrics();
+  beforeAll(async () => {
+    rig = await startGatewayRig({ gateway: { metrics: gatewayMetrics } });
+    server = await startMetricsServer({ host: '127.0.0.1', port: 0, registries: [gatewayMetrics.registry] });
+  });
+  afterAll(async () => {
+    await server.close();
+    await rig.stop();
+  });
+
+  async function scrape(): Promise<PrometheusSample[]> {
+    const res = await fetch(server.url);
+    return parsePrometheusText(await res.text()).samples;
+  }
+
+  it('counts passthrough, side calls, recorded calls, upstream errors, a refused credential and an abandoned call', { timeout: 60_000 }, async () => {
+    const url = `${rig.sessionURL('routes')}/chat/completions`;
+    const call = (key: string, body: object, signal?: AbortSignal): Promise<Response> =>
+      fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal !== undefined ? { signal } : {}) });
+    const messages = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'hi' }];
+    const withTools = { model: 'gpt-4o', messages, tools: GATEWAY_TOOLS };
+
+    expect((await fetch(`${rig.origin}/v1/models`)).status).toBe(200);
+    rig.model.script({ reply: { content: 'a title' } });
+    expect((await call('sk-owner', { model: 'gpt-4o', messages })).status).toBe(200);
+    rig.model.script({ reply: { content: 'Hello.' } });
+    expect((await call('sk-owner', withTools)).status).toBe(200);
+    expect((await call('sk-other', withTools)).status).toBe(403);
+    rig.model.script({ error: { status: 500, message: 'upstream broke' } });
+    expect((await call('sk-owner', withTools)).status).toBe(500);
+    // The agent gives up on a call the upstream never answers.
+    rig.model.script({ stall: true });
+    const abandon = new AbortController();
+    const before = rig.model.requests.length;
+    const abandoned = call('sk-owner', withTools, abandon.signal).catch((err: unknown) => err);
+    await until(() => rig.model.requests.length > before);
+    abandon.abort();
+    expect(await abandoned).toBeInstanceOf(Error);
+
+    // Each request is counted once its connection closed on the gateway's side.
+    let samples = await scrape();
+    while (sampleSum(samples, 'baton_gateway_requests_total') < 6) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      samples = await scrape();
+    }
+    expect(byLabels(samples, 'baton_gateway_requests_total', ['api', 'route', 'status', 'rewritten'])).toEqual(
+      new Map([
+        ['none/passthrough/200/false', 1],
+        ['openai-chat/side_call/200/false', 1],
+        ['openai-chat/recorded/200/false', 1],
+        ['openai-chat/forbidden/403/false', 1],
+        ['openai-chat/recorded/500/false', 1],
+        ['openai-chat/recorded/aborted/false', 1],
+      ]),
+    );
+    // The upstream was timed for every request that got an answer from it (the abandoned one never did).
+    const upstream = new Map([
+      ['none/200', 1],
+      ['openai-chat/200', 2],
+      ['openai-chat/500', 1],
+    ]);
+    expect(byLabels(samples, 'baton_gateway_upstream_headers_seconds_count', ['api', 'status'])).toEqual(upstream);
+    expect(byLabels(samples, 'baton_gateway_upstream_duration_seconds_count', ['api', 'status'])).toEqual(upstream);
   });
 });
