@@ -1,9 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startInspector, type InspectorServer } from '@baton/inspector';
+import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { LmdbEventLog, readTimeline } from '@baton/runtime';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conversation } from './support/conversation.ts';
 import { recordSession, startRecordingDaemon, type RecordedSession } from './support/recorded-inspector-session.ts';
 
 /** Debian's chromium; the test needs it (`.ci/run` installs it). */
@@ -101,5 +102,36 @@ describe('inspector in a browser', () => {
     const error = page.locator('p.error');
     await error.waitFor();
     expect(await error.textContent()).toContain('unknown session no-such-session');
+  });
+
+  it('follows a running session: a writer that starts while the page is open gets its bar', async () => {
+    // The daemon reopens the log to write, which lmdb-js refuses in a process holding it read-only: the read-only
+    // inspector is done (the tests above ran first), and this one reads through the daemon's own log.
+    await server.close();
+    const daemon = await startRecordingDaemon(dataDir);
+    const live = await startInspector({ dataDir, data: InspectorData.over(dataDir, daemon.log) });
+    try {
+      await page.goto(new URL(`s/${recorded.sessionId}`, live.url).href);
+      await page.locator('.writer-bar').nth(logWriters.length - 1).waitFor();
+      expect(await page.locator('.writer-bar').count()).toBe(logWriters.length);
+      // After the rebuild the ladder re-armed: a turn past the first rung starts one more writer.
+      const settled = daemon.client.waitForEvent(recorded.sessionId, (e) => e.type === 'writer.settled', 30_000);
+      await daemon.client.append(recorded.sessionId, conversation(1, { prefix: 'live', start: 12_000 }));
+      const event = await settled;
+      const newest = event.type === 'writer.settled' ? event.writer_id : '';
+      await page.locator(`.writer-bar[data-writer="${newest}"][data-outcome="success"]`).waitFor();
+      expect(await page.locator('.writer-bar').count()).toBe(logWriters.length + 1);
+      await page.locator(`tr.writer-row[data-writer="${newest}"]`).waitFor();
+      // Every bar lies inside the plot's width once the chart redrew for the new records.
+      const strip = await page.locator('.writer-lanes').boundingBox();
+      for (const bar of await page.locator('.writer-bar').all()) {
+        const box = await bar.boundingBox();
+        expect(box !== null && strip !== null && box.x >= strip.x && box.x + box.width <= strip.x + strip.width + 1).toBe(true);
+      }
+      await page.screenshot({ path: join(SHOTS, 'live.png'), fullPage: true });
+    } finally {
+      await live.close();
+      await daemon.stop();
+    }
   });
 });

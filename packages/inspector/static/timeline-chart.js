@@ -168,9 +168,8 @@ export function timelineChart(container, initial) {
       },
     ],
     hooks: {
-      draw: [drawGuides({ get thresholds() { return session.thresholds; }, get usableWindow() { return session.usableWindow; } })],
-      ready: [(u) => placeOverlays(u, session, strip, markers)],
-      setSize: [(u) => placeOverlays(u, session, strip, markers)],
+      // uPlot applies new data and sizes in a batch and draws once its scales are set: the overlays follow each draw.
+      draw: [drawGuides({ get thresholds() { return session.thresholds; }, get usableWindow() { return session.usableWindow; } }), (u) => placeOverlays(u, session, strip, markers)],
     },
   };
   const u = new uPlot(options, dataOf(session), plot);
@@ -180,7 +179,6 @@ export function timelineChart(container, initial) {
     update(next) {
       session = next;
       u.setData(dataOf(session));
-      placeOverlays(u, session, strip, markers);
     },
     destroy() {
       window.removeEventListener('resize', resize);
