@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -184,4 +184,41 @@ export async function writersSettled(client: BatonClient, sessions: readonly str
     }
   }
   return settled;
+}
+
+/** A 3-node NATS cluster, the loopback model and three daemon processes (durability replicated, R3). */
+export interface ClusterRig {
+  readonly cluster: import('@baton/testing').NatsClusterHandle;
+  readonly model: import('@baton/testing').LoopbackModel;
+  readonly daemons: DaemonChild[];
+  /** The test's own connection, to every node. */
+  readonly transport: import('@baton/client').NatsTransport;
+  stop(): Promise<void>;
+}
+
+/** Starts the rig; each daemon connects to its own node first and fails over to the others. */
+export async function startClusterRig(leaseMs: number): Promise<ClusterRig> {
+  const { startLoopbackModel, startNatsCluster } = await import('@baton/testing');
+  const { NatsTransport } = await import('@baton/client');
+  const cluster = await startNatsCluster();
+  const model = await startLoopbackModel({ mode: 'extractive' });
+  const urls = cluster.urls;
+  const config = { baseURL: model.baseURL, leaseMs, durability: 'replicated' as const, replicas: 3 };
+  const daemons = await Promise.all([0, 1, 2].map((i) => DaemonChild.spawn({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
+  const transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
+  return {
+    cluster,
+    model,
+    daemons,
+    transport,
+    stop: async () => {
+      await transport.close();
+      for (const d of daemons) {
+        await d.stop();
+        await rm(d.dataDir, { recursive: true, force: true });
+      }
+      await model.close();
+      await cluster.stop();
+    },
+  };
 }

@@ -64,6 +64,8 @@ export class ClusterMembership {
   readonly #monotonic: () => number;
   readonly #wallClock: () => number;
   readonly #held = new Map<string, Held>();
+  /** Told when this daemon's own heartbeat lapsed and then succeeded again (its routing re-checks what it holds). */
+  onLapse: ((sinceLastMs: number) => void) | null = null;
 
   private constructor(options: ClusterMembershipOptions, store: ClusterStore, judge: LeaseJudge, heartbeat: DaemonHeartbeat) {
     this.daemonId = options.daemonId;
@@ -92,6 +94,9 @@ export class ClusterMembership {
       wallClock: options.wallClock ?? (() => Date.now()),
       info: () => ({ sessions: membership?.heldCount ?? 0, ...options.info?.() }),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
+      // Past two thirds of the lease without a heartbeat, others may judge this daemon stale soon or already have.
+      lapseMs: (options.leaseMs * 2) / 3,
+      onLapse: (since) => membership?.onLapse?.(since),
     });
     membership = new ClusterMembership(options, store, judge, heartbeat);
     await heartbeat.start();

@@ -20,6 +20,12 @@ export interface DaemonHeartbeatOptions {
   readonly wallClock: () => number;
   /** Told about failures of the heartbeat or the watch (logged by the daemon). */
   readonly onError?: (what: string, err: unknown) => void;
+  /**
+   * Told after a heartbeat succeeded that came `lapseMs` or more after the previous one (this process was paused, or
+   * cut off): other daemons may have taken its sessions meanwhile.
+   */
+  readonly onLapse?: (sinceLastMs: number) => void;
+  readonly lapseMs?: number;
 }
 
 const prefixLength = 'daemon.'.length;
@@ -74,7 +80,9 @@ export class DaemonHeartbeat {
       try {
         const revision = await this.#o.kv.put(this.#o.names.daemonKey(this.#o.daemonId), this.#value());
         const now = this.#o.monotonic();
+        const since = this.#lastOk === null ? 0 : now - this.#lastOk;
         this.#lastOk = now;
+        if (this.#o.lapseMs !== undefined && since >= this.#o.lapseMs) this.#o.onLapse?.(since);
         this.#o.judge.kvOk(now);
         this.#o.judge.observe(this.#o.daemonId, revision, now);
       } catch (err) {

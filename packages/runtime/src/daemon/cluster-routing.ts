@@ -56,6 +56,29 @@ export class ClusterRouting {
 
   constructor(options: ClusterRoutingOptions) {
     this.#o = options;
+    options.membership.onLapse = (since) => void this.recheck(since);
+  }
+
+  /**
+   * After this daemon's own heartbeat lapsed (a pause, a partition): every held session is re-checked at once, and
+   * one a newer epoch was claimed for is dropped — unsubscribed before a request could be answered from stale memory,
+   * and nothing more written for it.
+   */
+  async recheck(sinceLastMs: number): Promise<void> {
+    const m = this.#o.membership;
+    const held = m.heldSessions().map((h) => h.sessionId);
+    for (const sid of held) this.#suspect.add(sid);
+    this.#o.logger('warn', 'heartbeat lapsed: re-checking held sessions', { sinceLastMs: Math.round(sinceLastMs), sessions: held.length });
+    await Promise.all(
+      held.map(async (sid) => {
+        try {
+          if (await m.stillHolds(sid)) this.#suspect.delete(sid);
+          else this.drop(sid, 'a newer epoch was claimed while this daemon was out of touch');
+        } catch (err) {
+          this.#o.logger('warn', 'could not re-check a held session', { sessionId: sid, error: String(err) });
+        }
+      }),
+    );
   }
 
   get membership(): ClusterMembership {
@@ -165,7 +188,7 @@ export class ClusterRouting {
 
   /** Stops serving a session this daemon lost: no subscription, nothing in memory, nothing more written. */
   drop(sessionId: string, reason: string): void {
-    const wasHeld = this.#o.membership.holds(sessionId);
+    const wasHeld = this.#o.membership.holds(sessionId) || this.#subs.has(sessionId);
     this.#o.membership.release(sessionId);
     this.#subs.get(sessionId)?.unsubscribe();
     this.#subs.delete(sessionId);
