@@ -3,6 +3,8 @@ import { GatewayMetrics } from '@baton/gateway';
 import { DaemonMetrics, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import { parsePrometheusText, sampleSum, type PrometheusSample } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_TOOLS, MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
+import { startHarness, type Harness } from './support/daemon-harness.ts';
 import { SdkAgent, agentResponder, isWriterRequest } from './support/gateway-agent.ts';
 import { GATEWAY_TOOLS, recordTypes, startGatewayRig, until, type GatewayRig } from './support/gateway-rig.ts';
 
@@ -211,5 +213,79 @@ describe('metrics: each way the gateway handles a request', () => {
     ]);
     expect(byLabels(samples, 'baton_gateway_upstream_headers_seconds_count', ['api', 'status'])).toEqual(upstream);
     expect(byLabels(samples, 'baton_gateway_upstream_duration_seconds_count', ['api', 'status'])).toEqual(upstream);
+  });
+});
+
+describe('metrics: writers that fail or are cancelled, requests that are refused (a daemon on a real nats-server)', () => {
+  let h: Harness;
+  let server: MetricsServer;
+  const daemonMetrics = new DaemonMetrics();
+  beforeAll(async () => {
+    // A close waits 100 ms for the running writer, then cancels it.
+    h = await startHarness({ poolSize: 1, mode: 'scripted', daemon: { observer: daemonMetrics, waits: { closeMs: 100 } } });
+    daemonMetrics.watch(h.daemon);
+    server = await startMetricsServer({ host: '127.0.0.1', port: 0, registries: [daemonMetrics.registry] });
+  });
+  afterAll(async () => {
+    await server.close();
+    await h.stop();
+  });
+
+  async function scrape(): Promise<PrometheusSample[]> {
+    return parsePrometheusText(await (await fetch(server.url)).text()).samples;
+  }
+
+  it('shows a running writer and a queued request, then counts settlements by outcome and failure kind and refusals by code', { timeout: 60_000 }, async () => {
+    const open = (): Promise<string> =>
+      h.client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, tools: AGENT_TOOLS, checkpoint: { thresholds: ['90%'] } }).then((o) => o.session_id);
+
+    // A writer whose model call never returns, and a second request queued behind it.
+    const stalled = await open();
+    await h.client.append(stalled, conversation(3, { prefix: 's' }));
+    h.model.script({ stall: true });
+    expect((await h.client.checkpoint(stalled)).result).toBe('started');
+    expect((await h.client.checkpoint(stalled)).result).toBe('queued');
+    await until(() => h.model.requests.length === 1);
+    let samples = await scrape();
+    expect(sampleSum(samples, 'baton_writers_running')).toBe(1);
+    expect(sampleSum(samples, 'baton_writers_queued')).toBe(1);
+    expect(sampleSum(samples, 'baton_writers_started_total', { trigger: 'manual' })).toBe(1);
+    // Closing waits for it, then cancels it.
+    const cancelled = h.client.waitForEvent(stalled, (e) => e.type === 'writer.settled', 20_000);
+    await h.client.close(stalled);
+    expect(await cancelled).toMatchObject({ outcome: 'cancelled' });
+
+    // Writers refused by the provider: a bad key, then an overloaded provider.
+    const refused = await open();
+    await h.client.append(refused, conversation(3, { prefix: 'r' }));
+    for (const error of [
+      { status: 401, message: 'bad key' },
+      { status: 503, message: 'overloaded' },
+    ]) {
+      h.model.script({ error });
+      const settled = h.client.waitForEvent(refused, (e) => e.type === 'writer.settled', 20_000);
+      expect((await h.client.checkpoint(refused)).result).toBe('started');
+      await settled;
+    }
+    // Requests the daemon refuses.
+    await expect(h.client.append('no-such-session', conversation(1))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(h.client.append(stalled, conversation(1, { prefix: 'late' }))).rejects.toMatchObject({ code: 'conflict' });
+    await h.client.status(refused);
+
+    samples = await scrape();
+    const settled = [...h.log.streams('session/')].flatMap((s) => [...h.log.read(s)].filter((r) => r.type === 'writer.settled').map((r) => r.payload as { outcome: string; failure?: { kind: string } }));
+    expect(byLabels(samples, 'baton_writers_settled_total', ['outcome', 'failure_kind'])).toEqual(tally(settled, (s) => `${s.outcome}/${s.failure?.kind ?? 'none'}`));
+    expect(sampleSum(samples, 'baton_writers_settled_total', { outcome: 'cancelled', failure_kind: 'cancelled' })).toBe(1);
+    expect(sampleSum(samples, 'baton_writers_settled_total', { outcome: 'failure', failure_kind: 'auth' })).toBe(1);
+    expect(sampleSum(samples, 'baton_writers_settled_total', { outcome: 'failure', failure_kind: 'transient' })).toBe(1);
+    expect(sampleSum(samples, 'baton_writers_running')).toBe(0);
+    expect(sampleSum(samples, 'baton_writers_queued')).toBe(0);
+    expect(sampleSum(samples, 'baton_requests_total', { verb: 'append', code: 'not_found' })).toBe(1);
+    expect(sampleSum(samples, 'baton_requests_total', { verb: 'append', code: 'conflict' })).toBe(1);
+    expect(sampleSum(samples, 'baton_requests_total', { verb: 'checkpoint', code: 'ok' })).toBe(4);
+    expect(sampleSum(samples, 'baton_requests_total', { verb: 'close', code: 'ok' })).toBe(1);
+    // A closed session has left memory; both are in the log.
+    expect(sampleSum(samples, 'baton_sessions_logged')).toBe(2);
+    expect(sampleSum(samples, 'baton_sessions_resident')).toBe(h.daemon.runtimeStatus().sessions);
   });
 });
