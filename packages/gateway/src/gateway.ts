@@ -14,7 +14,7 @@ import { setMember } from './json-splice.ts';
 import { responsesApi } from './responses-api.ts';
 import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
-import { parseRoute } from './route.ts';
+import { isAnthropicMessages, parseRoute } from './route.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
@@ -24,6 +24,11 @@ export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: st
 export interface GatewayOptions {
   /** The provider's base URL, e.g. `https://api.openai.com/v1`. */
   readonly upstream: string;
+  /**
+   * Where Anthropic Messages requests (`/v1/messages` and below, `count_tokens` included) go instead, e.g.
+   * `https://api.anthropic.com`, so one gateway serves agents of both providers; default `upstream`.
+   */
+  readonly anthropicUpstream?: string;
   /** A client of the daemon (over NATS, or in-process). */
   readonly client: BatonClient;
   readonly host?: string;
@@ -86,6 +91,8 @@ function sendError(res: ServerResponse, status: number, message: string, code: s
 export class BatonGateway {
   readonly #server: Server;
   readonly #upstream: Upstream;
+  /** Anthropic Messages' own upstream, when it is not `#upstream`. */
+  readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
   /** Who may use each session: a digest of the credential of its first call the upstream accepted (never the credential). */
@@ -102,6 +109,7 @@ export class BatonGateway {
     this.#client = options.client;
     this.#metrics = options.metrics ?? null;
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
+    this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
     this.#recorder = new SessionRecorder({
       client: options.client,
       projectId: options.projectId ?? 'default',
@@ -147,6 +155,7 @@ export class BatonGateway {
       this.#server.closeAllConnections();
       await closed;
       await this.#upstream.close();
+      await this.#anthropicUpstream?.close();
       // Recorded calls still on their way to the daemon get there (a daemon that is gone does not hold this up long).
       await Promise.race([this.#recorder.flush(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     })();
@@ -281,7 +290,8 @@ export class BatonGateway {
       this.#metrics?.upstreamAnswered(this.#tracks.get(res)?.api ?? 'none', upstream.statusCode, headersSeconds, complete ? (performance.now() - sentAt) / 1000 : null);
     };
     try {
-      upstream = await this.#upstream.send(req.method ?? 'GET', path, headers, sent, abort.signal);
+      const target = this.#anthropicUpstream !== null && isAnthropicMessages(parseRoute(path).endpoint) ? this.#anthropicUpstream : this.#upstream;
+      upstream = await target.send(req.method ?? 'GET', path, headers, sent, abort.signal);
       headersSeconds = (performance.now() - sentAt) / 1000;
     } catch (err) {
       if (abort.signal.aborted) return null;

@@ -25,3 +25,8 @@ export function parseRoute(path: string): Route {
 export function isChatCompletions(endpoint: string): boolean {
   return endpoint === '/v1/chat/completions' || endpoint === '/chat/completions';
 }
+
+/** Anthropic Messages endpoints: `/v1/messages` and what is under it (`count_tokens`, batches), with or without `/v1`. */
+export function isAnthropicMessages(endpoint: string): boolean {
+  return /^(\/v1)?\/messages(\/|$)/.test(endpoint);
+}
