@@ -142,8 +142,9 @@ describe('metrics: /metrics scraped during an end-to-end run through the gateway
     expect(samples.some((s) => s.name === 'nodejs_eventloop_lag_p99_seconds')).toBe(true);
     expect(value('process_resident_memory_bytes')).toBeGreaterThan(0);
 
-    // Only /metrics is served.
+    // Only /metrics is served, and only read.
     expect((await fetch(server.url.replace(/\/metrics$/, '/other'))).status).toBe(404);
+    expect((await fetch(server.url, { method: 'POST' })).status).toBe(405);
   });
 });
 
