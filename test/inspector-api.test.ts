@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { InspectorData, InspectorError, answerApi, startInspector, type CheckpointDiffView, type RebuiltContextView, type SessionView } from '@baton/inspector';
 import { readTimeline } from '@baton/runtime';
@@ -19,6 +20,18 @@ async function apiError(data: InspectorData, path: string): Promise<InspectorErr
     throw err;
   }
   throw new Error(`${path} answered`);
+}
+
+/** The status of `GET /api/sessions` on the loopback port, sent with the given `Host` header. */
+function statusWithHost(port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/api/sessions', headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Asks `probe` again every 20 ms until it answers (at most 10 s). */
@@ -136,6 +149,9 @@ describe('inspector API', () => {
       expect(((await missing.json()) as { error: string }).error).toContain('unknown session nope');
       expect((await fetch(new URL('static/../package.json', server.url))).status).toBe(404);
       expect((await fetch(new URL('api/sessions', server.url), { method: 'POST' })).status).toBe(405);
+      // A name that only resolves to this machine (a rebinding attack from a web page) is refused; localhost is fine.
+      expect(await statusWithHost(server.port, `evil.example:${server.port}`)).toBe(403);
+      expect(await statusWithHost(server.port, `localhost:${server.port}`)).toBe(200);
     } finally {
       await server.close();
     }

@@ -35,8 +35,24 @@ function sendJson(res: ServerResponse, status: number, value: unknown, head: boo
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), head);
 }
 
-async function handle(data: InspectorData, assets: ReturnType<typeof staticAssets>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/**
+ * The `Host` values a loopback-bound inspector answers: its own address and port under a loopback name. Anything else
+ * is a page elsewhere reaching it through a name that resolves to this machine (DNS rebinding), so it is refused.
+ * Null (no check) when it listens beyond loopback, where the operator chose who may reach it.
+ */
+function allowedHosts(host: string, port: number): ReadonlySet<string> | null {
+  if (!LOOPBACK_HOSTS.has(host)) return null;
+  return new Set(['127.0.0.1', 'localhost', '[::1]'].map((name) => `${name}:${port}`));
+}
+
+async function handle(data: InspectorData, assets: ReturnType<typeof staticAssets>, hosts: ReadonlySet<string> | null, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const head = req.method === 'HEAD';
+  if (hosts !== null && !hosts.has((req.headers.host ?? '').toLowerCase())) {
+    sendJson(res, 403, { error: `this inspector answers only on loopback (${[...hosts].join(', ')}), not as ${req.headers.host ?? 'no host'}` }, head);
+    return;
+  }
   if (req.method !== 'GET' && !head) {
     res.setHeader('allow', 'GET, HEAD');
     sendJson(res, 405, { error: `the inspector is read-only: ${req.method ?? '?'} is not allowed` }, false);
@@ -69,8 +85,9 @@ async function handle(data: InspectorData, assets: ReturnType<typeof staticAsset
 export async function startInspector(options: InspectorOptions): Promise<InspectorServer> {
   const data = options.data ?? InspectorData.open(options.dataDir);
   const assets = staticAssets();
+  let hosts: ReadonlySet<string> | null = null;
   const server = createServer((req, res) => {
-    handle(data, assets, req, res).catch((err: unknown) => {
+    handle(data, assets, hosts, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) }, false);
       else res.destroy();
     });
@@ -89,6 +106,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
+  hosts = allowedHosts(host, port);
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}/`,
