@@ -123,6 +123,7 @@ describe('metrics: /metrics scraped during an end-to-end run through the gateway
     expect(value('baton_pool_threads')).toBe(2);
     expect(value('baton_log_streams')).toBe([...rig.log.streams()].length);
     expect(value('baton_log_bytes')).toBeGreaterThan(0);
+    expect(samples.filter((s) => s.name === 'baton_daemon_info')).toEqual([{ name: 'baton_daemon_info', labels: { daemon_id: rig.daemon.id }, value: 1 }]);
     expect(types.get('baton_sessions_resident')).toBe('gauge');
 
     // Gateway: every agent call recorded and answered 200, those sent on the rebuilt context counted as rewritten; the

@@ -70,6 +70,17 @@ export class DaemonMetrics implements DaemonObserver {
         },
       });
     };
+    new Gauge({
+      name: 'baton_daemon_info',
+      help: 'Always 1; its daemon_id label is the id `baton status` shows for this daemon.',
+      labelNames: ['daemon_id'],
+      registers,
+      collect() {
+        const now = status();
+        this.reset();
+        if (now !== null) this.set({ daemon_id: now.daemon_id }, 1);
+      },
+    });
     gauge('baton_sessions_resident', 'Sessions in memory now.', (s) => s.sessions);
     gauge('baton_sessions_logged', 'Sessions in the event log (resident or not).', (s) => s.sessions_total);
     gauge('baton_sessions_quarantined', 'Sessions set aside because their log cannot be folded.', (s) => s.quarantined);
