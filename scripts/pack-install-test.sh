@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Baton the way a user would, from the tarballs `npm pack` makes, into empty projects outside the repository:
 #   1. builds every package (`npm run build`) and packs each one; checks every tarball ships dist/, no TypeScript
-#      sources, and its LICENSE;
+#      sources, its README and LICENSE;
 #   2. a project that installs @baton/client alone: its dependency tree must hold no lmdb, piscina or openai;
 #   3. a project that installs the CLI (and @baton/client): `baton --help`, then `baton up --nats <url>` from the
 #      installed package against a nats-server this script starts on a free loopback port, and a small script of the
@@ -56,6 +56,7 @@ for ws in "${WORKSPACES[@]}"; do
   grep -qx 'package/dist/index.js' <<<"$listing" || fail "$file: no dist/index.js"
   grep -qx 'package/dist/index.d.ts' <<<"$listing" || fail "$file: no dist/index.d.ts"
   grep -qx 'package/LICENSE' <<<"$listing" || fail "$file: no LICENSE"
+  grep -qx 'package/README.md' <<<"$listing" || fail "$file: no README.md"
   if grep -E '^package/src/|\.tsbuildinfo$|[^d]\.ts$' <<<"$listing" | grep -v '\.d\.ts$' | grep -q .; then
     fail "$file ships TypeScript sources or build state: $(grep -E '^package/src/|\.tsbuildinfo$|[^d]\.ts$' <<<"$listing" | grep -v '\.d\.ts$' | head -3 | tr '\n' ' ')"
   fi
