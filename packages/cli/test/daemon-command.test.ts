@@ -122,6 +122,70 @@ describe('baton daemon', { timeout: 60_000 }, () => {
     }
   });
 
+  it('gives the writers of Anthropic Messages sessions the endpoint in ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY', async () => {
+    const dataDir = tempDir();
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'openai-writer-key', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'anthropic-writer-key' };
+    const child = spawnBaton(['daemon', '--nats', nats.url, '--data-dir', dataDir, '--pool-size', '1', '--prefix', 'anthcli', '--log-level', 'warn'], childEnv(env));
+    const done = completion(child);
+    const before = model.requests.length;
+    let failure: string | undefined = 'unsettled';
+    try {
+      await waitForLine(child, /^baton daemon ready /);
+      const transport = await NatsTransport.connect({ servers: nats.url });
+      try {
+        const client = new BatonClient(transport, { prefix: 'anthcli' });
+        const file = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+        const tools = [
+          { name: 'read_file', description: 'Read a file', input_schema: file },
+          { name: 'write_file', description: 'Write a file', input_schema: { ...file, properties: { ...file.properties, content: { type: 'string' } }, required: ['path', 'content'] } },
+        ];
+        const opened = await client.open({
+          project_id: 'cli-anthropic',
+          api: 'anthropic-messages',
+          model: { id: 'claude-test', context_window: 100_000 },
+          system: 'You are a coding agent.',
+          tools,
+          checkpoint: { thresholds: [1000] },
+        });
+        const events = client.events(opened.session_id);
+        await client.append(opened.session_id, [
+          { id: 'm1', role: 'user', content: null, native: { role: 'user', content: [{ type: 'text', text: 'Fix the login bug in src/auth.ts: the session cookie is never refreshed.' }] } },
+          {
+            id: 'm2',
+            role: 'assistant',
+            content: null,
+            native: { role: 'assistant', content: [{ type: 'text', text: 'The cookie is now refreshed on every request in src/auth.ts.' }] },
+            finish_reason: 'end_turn',
+            usage: { prompt_tokens: 5000, completion_tokens: 20 },
+          },
+        ]);
+        for await (const e of events) {
+          if (e.type === 'writer.settled') {
+            failure = e.failure?.kind;
+            break;
+          }
+        }
+        events.stop();
+      } finally {
+        await transport.close();
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await done).code).toBe(0);
+    // The writer settled having reached its model (without the endpoint it would fail with `auth` and call nothing;
+    // what it wrote from this two-message conversation is the validator's business, not this test's).
+    expect(failure).not.toBe('auth');
+    expect(failure).not.toBe('unsettled');
+    // It spoke Messages to the Anthropic endpoint, with the key meant for it.
+    const calls = model.requests.slice(before);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const r of calls) {
+      expect(r.api).toBe('anthropic-messages');
+      expect(`${String(r.headers['x-api-key'])} ${String(r.headers.authorization)}`).toContain('anthropic-writer-key');
+    }
+  });
+
   it('refuses a pool size that is not a positive integer', async () => {
     const run = await daemon(['--pool-size', 'two', '--data-dir', tempDir()], { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' });
     expect(run.code).not.toBe(0);

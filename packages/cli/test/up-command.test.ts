@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, type LoopbackModel } from '@baton/testing';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childEnv, completion, spawnBaton } from './helpers/run-baton.ts';
@@ -49,6 +50,38 @@ describe('baton up', () => {
       expect(records).toContain('messages.appended');
     } finally {
       await log.close();
+    }
+  }, 60_000);
+
+  it('sends Anthropic Messages calls to ANTHROPIC_BASE_URL when an Anthropic key is set, the rest to OPENAI_BASE_URL', async () => {
+    const anthropic = await startLoopbackModel({ mode: 'scripted' });
+    const upDir = await mkdtemp(join(tmpdir(), 'baton-up-anthropic-'));
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'writer-key', ANTHROPIC_BASE_URL: anthropic.url, ANTHROPIC_API_KEY: 'anthropic-writer-key' };
+    const child = spawnBaton(['up', '--data-dir', upDir, '--port', '0', '--log-level', 'warn'], childEnv(env));
+    const done = completion(child);
+    try {
+      const baseURL = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout?.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /base URL: (http:\/\/\S+)\/v1/.exec(out);
+          if (m?.[1] !== undefined) resolve(m[1]);
+        });
+        child.once('exit', () => reject(new Error(`baton up exited: ${out}`)));
+      });
+      const before = model.requests.length;
+      anthropic.script({ reply: { content: 'Hello from Anthropic.' } });
+      const claude = new Anthropic({ baseURL: `${baseURL}/s/up-anthropic`, apiKey: 'sk-ant-agent', maxRetries: 0 });
+      const tools = [{ name: 'read_file', description: 'Read a file', input_schema: { type: 'object' as const, properties: { path: { type: 'string' } } } }];
+      const message = await claude.messages.create({ model: 'claude-test', max_tokens: 256, system: 'You are a coding agent.', messages: [{ role: 'user', content: 'hi' }], tools });
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Hello from Anthropic.' })]);
+      expect(anthropic.requests.map((r) => r.path)).toEqual(['/v1/messages']);
+      expect(model.requests.length).toBe(before);
+    } finally {
+      child.kill('SIGTERM');
+      expect((await done).code).toBe(0);
+      await anthropic.close();
+      await rm(upDir, { recursive: true, force: true });
     }
   }, 60_000);
 

@@ -7,7 +7,7 @@ import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
-import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
+import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 
 export interface DaemonCommandOptions {
@@ -34,8 +34,10 @@ export interface DaemonCommandOptions {
  */
 export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
+  let anthropic;
   try {
     model = modelEndpointFromEnv(env, options.writerModel);
+    anthropic = anthropicEndpointFromEnv(env);
   } catch (err) {
     if (err instanceof EnvError) {
       io.err(`baton daemon: ${err.message}`);
@@ -98,6 +100,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       dataDir,
       poolSize: options.poolSize,
       model,
+      anthropic,
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),

@@ -7,7 +7,7 @@ import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsS
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
-import { EnvError, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
+import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 import { agentHint } from './gateway-command.ts';
@@ -36,8 +36,10 @@ export interface UpCommandOptions {
  */
 export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
+  let anthropic;
   try {
     model = modelEndpointFromEnv(env, undefined);
+    anthropic = anthropicEndpointFromEnv(env);
   } catch (err) {
     if (!(err instanceof EnvError)) throw err;
     io.err(`baton up: ${err.message} (writers call it; the gateway forwards agents to --upstream, default the same URL)`);
@@ -84,6 +86,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     dataDir,
     poolSize: options.poolSize,
     model,
+    anthropic,
     checkpointDisabled: checkpointDisabledFromEnv(env),
     logger: daemonLoggerOf(logger),
     ...(metrics !== null ? { observer: metrics.daemon } : {}),
@@ -95,6 +98,8 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     await daemon.ready();
     gateway = await BatonGateway.start({
       upstream,
+      // Anthropic Messages calls go where the writers of their sessions go, when that is configured.
+      ...(anthropic !== null ? { anthropicUpstream: anthropic.baseURL } : {}),
       client: new BatonClient(clientTransport),
       host: options.host,
       port: options.port,
@@ -129,7 +134,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       return 1;
     }
   }
-  io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
+  io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${anthropic !== null ? `, Anthropic Messages ${anthropic.baseURL}` : ''}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
   for (const line of agentHint(gateway.baseURL)) io.out(line);
   if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   if (inspector !== null) io.out(`inspector: ${inspector.url} (read-only)`);

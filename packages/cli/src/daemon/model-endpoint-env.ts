@@ -1,5 +1,8 @@
 import { type ModelEndpoint } from '@baton/runtime';
 
+/** Where Anthropic's SDK sends requests when no base URL is given. */
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
 /** A missing or invalid environment variable; the message names it. */
 export class EnvError extends Error {
   readonly variable: string;
@@ -20,20 +23,38 @@ export function modelEndpointFromEnv(env: NodeJS.ProcessEnv, writerModel: string
   if (baseURL === undefined || baseURL.trim() === '') {
     throw new EnvError('OPENAI_BASE_URL', 'OPENAI_BASE_URL is not set: point it at an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1');
   }
-  let url: URL;
-  try {
-    url = new URL(baseURL);
-  } catch {
-    throw new EnvError('OPENAI_BASE_URL', `OPENAI_BASE_URL is not a URL: ${baseURL}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new EnvError('OPENAI_BASE_URL', `OPENAI_BASE_URL must be an http(s) URL, got ${baseURL}`);
-  }
+  httpUrl('OPENAI_BASE_URL', baseURL);
   const apiKey = env['OPENAI_API_KEY'];
   if (apiKey === undefined || apiKey === '') {
     throw new EnvError('OPENAI_API_KEY', 'OPENAI_API_KEY is not set: the writer needs an API key for OPENAI_BASE_URL');
   }
   return { baseURL, apiKey, ...(writerModel !== undefined ? { writerModel } : {}) };
+}
+
+/** Throws `EnvError` naming `variable` unless `value` is an http(s) URL. */
+function httpUrl(variable: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new EnvError(variable, `${variable} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EnvError(variable, `${variable} must be an http(s) URL, got ${value}`);
+}
+
+/**
+ * The Anthropic Messages endpoint of the writers of `anthropic-messages` sessions, from `ANTHROPIC_API_KEY` and
+ * `ANTHROPIC_BASE_URL` (default Anthropic's own, as its SDK has it: the URL without `/v1`). Null when neither is set
+ * (such sessions' writers then fail, naming the missing endpoint); a base URL without a key is refused, naming the
+ * key. Throws `EnvError` naming the variable.
+ */
+export function anthropicEndpointFromEnv(env: NodeJS.ProcessEnv): { baseURL: string; apiKey: string } | null {
+  const baseURL = env['ANTHROPIC_BASE_URL']?.trim() ?? '';
+  const apiKey = env['ANTHROPIC_API_KEY'] ?? '';
+  if (baseURL === '' && apiKey === '') return null;
+  if (apiKey === '') throw new EnvError('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL is set but ANTHROPIC_API_KEY is not: the writers of Anthropic Messages sessions need a key');
+  if (baseURL !== '') httpUrl('ANTHROPIC_BASE_URL', baseURL);
+  return { baseURL: baseURL === '' ? ANTHROPIC_DEFAULT_BASE_URL : baseURL, apiKey };
 }
 
 /** `BATON_DISABLE_CHECKPOINT=1` (or `true`) disables writers and checkpoint rebuilds. */
