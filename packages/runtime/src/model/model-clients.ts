@@ -30,7 +30,7 @@ export function lazyClient<T>(make: () => Promise<T>): LazyClient<T> {
 export class NoEndpointError extends Error {
   readonly status = 401;
   constructor(api: string) {
-    super(`no endpoint is configured for ${api} (set --anthropic-base-url / ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY)`);
+    super(`no endpoint is configured for ${api} (the baton command takes it from ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL)`);
     this.name = 'NoEndpointError';
   }
 }
