@@ -68,8 +68,11 @@ describe('inspector in a browser', () => {
     const markers = page.locator('.rebuild-marker');
     expect(await markers.count()).toBe(recorded.rebuilds);
     expect(await markers.first().textContent()).toContain('rebuild 1 · rendered');
-    // uPlot drew the chart.
+    // uPlot drew the chart; its legend follows the cursor with the record, its time and the tokens there.
     expect(await page.locator('.timeline .uplot canvas').count()).toBe(1);
+    await page.locator('.timeline .u-over').hover();
+    expect(await page.locator('.timeline .u-legend .u-value').first().textContent()).toMatch(/^#\d+ · \d{4}-\d\d-\d\d /);
+    expect(await page.locator('.timeline .u-legend .u-value').nth(1).textContent()).toMatch(/^\d{1,3}(,\d{3})*$/);
 
     // Hovering a bar shows its run: mode, what it covers, its LLM calls and cache hit rate, its failure.
     await bars.nth(1).hover();

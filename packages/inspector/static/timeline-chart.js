@@ -156,7 +156,7 @@ export function timelineChart(container, initial) {
       { label: 'tokens', stroke: '#555', size: 70, grid: { stroke: '#eee' }, values: (_u, ticks) => ticks.map((t) => groupDigits(t)) },
     ],
     series: [
-      { label: 'record #', value: (_u, v) => (v === null ? '–' : `#${v}`) },
+      { label: 'record', value: (_u, v, _series, idx) => (v === null ? '–' : `#${v} · ${timeOf(session.usage.at[idx] ?? null)}`) },
       {
         label: 'tokens in context',
         stroke: '#2f6fdb',
