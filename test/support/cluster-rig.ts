@@ -150,10 +150,26 @@ export class SessionLoad {
   }
 }
 
+const stores = new WeakMap<NatsConnection, Promise<ClusterStore>>();
+
 /** A session's replicated log as JetStream holds it, folded (throws when two owners' records interleave). */
 export async function replicatedHistory(nc: NatsConnection, sessionId: string, replicas: number): Promise<LogHistory> {
-  const store = await ClusterStore.open(nc, clusterNames('baton'), { replicas });
-  return foldLogEntries(await new SessionLog(store, sessionId).read());
+  let store = stores.get(nc);
+  if (store === undefined) {
+    store = ClusterStore.open(nc, clusterNames('baton'), { replicas });
+    stores.set(nc, store);
+  }
+  // Entry by entry (requests in parallel, each answered by the stream's leader): no consumer to place or recover.
+  const log = new SessionLog(await store, sessionId);
+  const last = await log.lastIndex();
+  const entries = await Promise.all(
+    Array.from({ length: last }, async (_, i) => {
+      const entry = await log.entryAt(i + 1);
+      if (entry === null) throw new Error(`replicated log of ${sessionId}: no entry at ${i + 1}`);
+      return { index: i + 1, entry };
+    }),
+  );
+  return foldLogEntries(entries);
 }
 
 /** Message ids of the `messages.appended` records a replicated history holds for its session. */
