@@ -81,6 +81,10 @@ describe('inspector in a browser', () => {
     const tipText = (await tip.textContent()) ?? '';
     for (const fact of ['mode', 'fork', 'covers up to', 'LLM calls', 'cache hit rate', 'failure']) expect(tipText).toContain(fact);
     await page.screenshot({ path: join(SHOTS, 'timeline.png'), fullPage: true });
+    // The writer whose model call was refused: a failure bar, its kind on hover.
+    await page.locator('.writer-bar[data-outcome="failure"]').hover();
+    await tip.filter({ hasText: 'failure auth' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'timeline-failure.png'), fullPage: true });
 
     // The second checkpoint version against the first: lines added and removed.
     await page.locator('button.checkpoint-version[data-version="2"]').click();
@@ -117,9 +121,9 @@ describe('inspector in a browser', () => {
       await page.goto(new URL(`s/${recorded.sessionId}`, live.url).href);
       await page.locator('.writer-bar').nth(logWriters.length - 1).waitFor();
       expect(await page.locator('.writer-bar').count()).toBe(logWriters.length);
-      // After the rebuild the ladder re-armed: a turn past the first rung starts one more writer.
+      // After the rebuild the ladder re-armed: a turn past the second rung starts one more writer.
       const settled = daemon.client.waitForEvent(recorded.sessionId, (e) => e.type === 'writer.settled', 30_000);
-      await daemon.client.append(recorded.sessionId, conversation(1, { prefix: 'live', start: 12_000 }));
+      await daemon.client.append(recorded.sessionId, conversation(1, { prefix: 'live', start: 20_000 }));
       const event = await settled;
       const newest = event.type === 'writer.settled' ? event.writer_id : '';
       await page.locator(`.writer-bar[data-writer="${newest}"][data-outcome="success"]`).waitFor();

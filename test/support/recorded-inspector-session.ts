@@ -56,7 +56,8 @@ export interface RecordedSession {
 /**
  * Records a fork-mode session that climbs past two threshold rungs (9 600 and 19 200 tokens: two writer runs, each
  * awaited), then overflows the usable window (48 000) and asks for a rebuild, which renders from the checkpoint;
- * two more turns follow on the rebuilt context.
+ * three more turns follow on the rebuilt context, the last past the first rung again, whose writer fails (the model
+ * refuses its key).
  */
 export async function recordSession(d: RecordingDaemon): Promise<RecordedSession> {
   const { session_id: sid } = await d.client.open({
@@ -85,5 +86,8 @@ export async function recordSession(d: RecordingDaemon): Promise<RecordedSession
   const rebuilt = await d.client.rebuild(sid, { reason: 'overflow' });
   if (rebuilt.outcome !== 'rebuilt') throw new Error(`the rebuild ended ${rebuilt.outcome}`);
   await d.client.append(sid, conversation(2, { prefix: 'd', start: 6_000 }));
+  // The ladder re-armed with the rebuild: the first rung is crossed again, and that writer's model call is refused.
+  d.model.script({ error: { status: 401, message: 'invalid api key' } });
+  await settleAfter(() => d.client.append(sid, conversation(1, { prefix: 'e', start: 10_000 })));
   return { sessionId: sid, writers, rebuilds: 1 };
 }

@@ -11,7 +11,7 @@ function summary(s) {
     'p',
     { class: 'summary' },
     `project ${s.projectId} · model ${s.model} · ${s.api} · ${s.fork ? 'fork' : 'delta'} mode · opened ${timeOf(s.openedAt)} · usable window ${groupDigits(s.usableWindow)} · rungs ${rungs} · ${s.records} records `,
-    el('span', { class: `badge ${s.closed ? 'closed' : 'live'}`, id: 'live-state', text: s.closed ? 'closed' : 'live' }),
+    el('span', { class: `badge ${s.closed ? 'closed' : 'live'}`, id: 'live-state', title: 'the page reads new records once a second', text: s.closed ? 'closed' : 'open · updates live' }),
   );
 }
 

@@ -55,7 +55,7 @@ function writerFacts(w) {
     ['mode', `${w.mode ?? '–'} (trigger ${w.trigger ?? '–'})`],
     ['covers up to', w.coversUpTo ?? '–'],
     ['LLM calls', String(w.llmCalls)],
-    ['cache hit rate', `${percent(w.cacheHitRate)} (${groupDigits(w.cachedTokens)} of ${groupDigits(w.promptTokens)} prompt tokens)`],
+    ['cache hit rate', w.cacheHitRate === null ? '– (no reply)' : `${percent(w.cacheHitRate)} (${groupDigits(w.cachedTokens)} of ${groupDigits(w.promptTokens)} prompt tokens)`],
     ['failure', w.failure === null ? '–' : `${w.failure.kind}${w.failure.message !== null ? `: ${w.failure.message}` : ''}`],
     ['log', `#${w.fromSeq} → #${w.toSeq}, started ${timeOf(w.startedAt)}`],
   ];
