@@ -109,30 +109,41 @@ async function sendWithRetries<T>(agent: { retried: string[] }, send: () => Prom
   }
 }
 
-/** Headers of one call: the agent's own, and the reply it is planned to get. */
-const callHeaders = (options: BenchAgentOptions, spec: ReplySpec): Record<string, string> => ({ ...options.headers, [REPLY_HEADER]: encodeReply(spec) });
-
-// ---------------------------------------------------------------------------------------------------------------
-// OpenAI chat completions
-
-export class ChatAgent implements BenchAgent {
-  readonly api = 'openai-chat' as const;
-  readonly messages: Item[] = [{ role: 'system', content: SYSTEM_PROMPT }];
-  readonly #sdk: OpenAI;
-  readonly #options: BenchAgentOptions;
+/** What every agent keeps: where it sends its calls, the usage of its last reply, its calls and why any was sent again. */
+abstract class AgentBase {
+  protected readonly options: BenchAgentOptions;
   lastUsage = 0;
   calls = 0;
   readonly retried: string[] = [];
 
   constructor(options: BenchAgentOptions) {
-    this.#options = options;
+    this.options = options;
+  }
+
+  /** One call: counted, with the agent's headers and its planned reply, sent again after a failure SDKs retry. */
+  protected send<T>(spec: ReplySpec, call: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+    this.calls++;
+    const headers = { ...this.options.headers, [REPLY_HEADER]: encodeReply(spec) };
+    return sendWithRetries(this, () => call(headers));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// OpenAI chat completions
+
+export class ChatAgent extends AgentBase implements BenchAgent {
+  readonly api = 'openai-chat' as const;
+  readonly messages: Item[] = [{ role: 'system', content: SYSTEM_PROMPT }];
+  readonly #sdk: OpenAI;
+
+  constructor(options: BenchAgentOptions) {
+    super(options);
     this.#sdk = new OpenAI({ baseURL: `${options.gatewayOrigin}/s/${options.sid}/v1`, apiKey: options.apiKey, maxRetries: 0, timeout: 300_000 });
   }
 
   async #call(spec: ReplySpec): Promise<void> {
-    this.calls++;
-    const body = { model: this.#options.model, messages: this.messages, tools: AGENT_TOOLS, stream_options: { include_usage: true } };
-    const completion = await sendWithRetries(this, () => this.#sdk.chat.completions.stream(body as never, { headers: callHeaders(this.#options, spec) }).finalChatCompletion());
+    const body = { model: this.options.model, messages: this.messages, tools: AGENT_TOOLS, stream_options: { include_usage: true } };
+    const completion = await this.send(spec, (headers) => this.#sdk.chat.completions.stream(body as never, { headers }).finalChatCompletion());
     const message = completion.choices[0]?.message;
     const calls = message?.tool_calls?.length ? { tool_calls: message.tool_calls } : {};
     this.messages.push({ role: 'assistant', content: message?.content ?? null, ...calls });
@@ -161,38 +172,33 @@ function encryptedContent(seed: number): string {
   return `gAAAAA${Array.from({ length: 240 }, () => alphabet[next(alphabet.length)]).join('')}==`;
 }
 
-export class ResponsesAgent implements BenchAgent {
+export class ResponsesAgent extends AgentBase implements BenchAgent {
   readonly api = 'openai-responses' as const;
   readonly input: Item[] = [{ type: 'message', role: 'developer', content: [{ type: 'input_text', text: SYSTEM_PROMPT }] }];
   readonly #sdk: OpenAI;
-  readonly #options: BenchAgentOptions;
-  lastUsage = 0;
-  calls = 0;
-  readonly retried: string[] = [];
   #reasoning = 0;
 
   constructor(options: BenchAgentOptions) {
-    this.#options = options;
+    super(options);
     this.#sdk = new OpenAI({ baseURL: `${options.gatewayOrigin}/s/${options.sid}/v1`, apiKey: options.apiKey, maxRetries: 0, timeout: 300_000 });
   }
 
   /** The request fields besides `input` and `tools`, as Codex and pi send them. */
   params(): Item {
     return {
-      model: this.#options.model,
+      model: this.options.model,
       tool_choice: 'auto',
       parallel_tool_calls: true,
       reasoning: { effort: 'medium', summary: 'auto' },
       store: false,
       include: ['reasoning.encrypted_content'],
-      prompt_cache_key: this.#options.sid,
+      prompt_cache_key: this.options.sid,
     };
   }
 
   async #call(spec: ReplySpec): Promise<void> {
-    this.calls++;
     const body = { ...this.params(), input: this.input, tools: RESPONSES_TOOLS };
-    const response = await sendWithRetries(this, () => this.#sdk.responses.stream(body as never, { headers: callHeaders(this.#options, spec) }).finalResponse());
+    const response = await this.send(spec, (headers) => this.#sdk.responses.stream(body as never, { headers }).finalResponse());
     this.input.push(...(response.output as unknown as Item[]));
     const usage = response.usage;
     if (usage !== undefined && usage !== null) this.lastUsage = usage.total_tokens;
@@ -201,7 +207,7 @@ export class ResponsesAgent implements BenchAgent {
   async turn(turn: Turn): Promise<void> {
     const thinking = (): ThinkingSpec => {
       const n = ++this.#reasoning;
-      return { text: `**Planning step ${n}**\n\nRead the file the user named, then check the lock order before changing anything.`, signature: encryptedContent(n * 7919 + this.#options.sid.length) };
+      return { text: `**Planning step ${n}**\n\nRead the file the user named, then check the lock order before changing anything.`, signature: encryptedContent(n * 7919 + this.options.sid.length) };
     };
     const [callReply, answer] = plannedReplies(turn, thinking);
     this.input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: textOf(turn[0]) }] });
@@ -216,18 +222,14 @@ export class ResponsesAgent implements BenchAgent {
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
-export class AnthropicAgent implements BenchAgent {
+export class AnthropicAgent extends AgentBase implements BenchAgent {
   readonly api = 'anthropic-messages' as const;
   readonly system: Item[] = [{ type: 'text', text: SYSTEM_PROMPT, cache_control: EPHEMERAL }];
   readonly messages: Item[] = [];
   readonly #sdk: Anthropic;
-  readonly #options: BenchAgentOptions;
-  lastUsage = 0;
-  calls = 0;
-  readonly retried: string[] = [];
 
   constructor(options: BenchAgentOptions) {
-    this.#options = options;
+    super(options);
     this.#sdk = new Anthropic({ baseURL: `${options.gatewayOrigin}/s/${options.sid}`, apiKey: options.apiKey, maxRetries: 0, timeout: 300_000 });
   }
 
@@ -243,9 +245,8 @@ export class AnthropicAgent implements BenchAgent {
   }
 
   async #call(spec: ReplySpec): Promise<void> {
-    this.calls++;
-    const body = { model: this.#options.model, max_tokens: 4096, system: this.system, messages: this.#withBreakpoint(), tools: ANTHROPIC_TOOLS };
-    const message = await sendWithRetries(this, () => this.#sdk.messages.stream(body as never, { headers: callHeaders(this.#options, spec) }).finalMessage());
+    const body = { model: this.options.model, max_tokens: 4096, system: this.system, messages: this.#withBreakpoint(), tools: ANTHROPIC_TOOLS };
+    const message = await this.send(spec, (headers) => this.#sdk.messages.stream(body as never, { headers }).finalMessage());
     this.messages.push({ role: 'assistant', content: message.content });
     const u = message.usage;
     this.lastUsage = u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + u.output_tokens;
