@@ -6,7 +6,8 @@
 #   3. a project that installs the CLI (and @baton/client): `baton --help`, then `baton up --nats <url>` from the
 #      installed package against a nats-server this script starts on a free loopback port, and a small script of the
 #      project that uses @baton/client against that daemon (open, append, status, runtime status) and must exit 0;
-#      then `baton demo` (writers in worker threads, from dist/) and `baton replay --verify` of its session.
+#      then `baton demo` (writers in worker threads, from dist/), `baton replay --verify` of its session, and
+#      `baton inspect` on its data directory (page, static files, the session in the JSON API).
 # The @baton/* packages come from the tarballs (npm `overrides`), everything else from the registry or npm's cache.
 # Prints one line per step and `pack-install: ok` at the end; exits non-zero on the first failure.
 set -euo pipefail
@@ -168,4 +169,24 @@ DEMO_SESSION=$(grep -oE 'baton replay [A-Za-z0-9_-]+' "$WORK/demo.out" | head -1
 [ -n "$DEMO_SESSION" ] || fail "baton demo named no session to replay: $(tail -5 "$WORK/demo.out")"
 (cd "$APP" && ./node_modules/.bin/baton replay "$DEMO_SESSION" --data-dir "$WORK/demo" --verify >"$WORK/verify.out") || fail "baton replay --verify: $(cat "$WORK/verify.out")"
 echo "pack-install: baton demo: $(grep -m1 '^Done in' "$WORK/demo.out") replay --verify: $(cat "$WORK/verify.out")"
+
+# The inspector from the install: its page, its own static files and uPlot's, and the demo's session in its API.
+(cd "$APP" && exec ./node_modules/.bin/baton inspect --data-dir "$WORK/demo" --port 0 >"$WORK/inspect.out" 2>"$WORK/inspect.err") &
+BATON_PID=$!
+for _ in $(seq 1 300); do grep -q 'http://' "$WORK/inspect.out" && break; kill -0 "$BATON_PID" 2>/dev/null || break; sleep 0.1; done
+INSPECT_URL=$(grep -oE 'http://[^ ]+/' "$WORK/inspect.out" | head -1)
+[ -n "$INSPECT_URL" ] || fail "baton inspect did not print its URL: $(cat "$WORK/inspect.out" "$WORK/inspect.err" | tail -5)"
+node --input-type=module - "$INSPECT_URL" "$DEMO_SESSION" <<'EOF_NODE' || fail "the installed inspector"
+const [base, session] = process.argv.slice(2);
+for (const path of ['', 'static/app.js', 'vendor/uPlot.esm.js']) {
+  const res = await fetch(base + path);
+  if (!res.ok || (await res.text()).length === 0) throw new Error(`GET /${path}: ${res.status}`);
+}
+const sessions = await (await fetch(`${base}api/sessions`)).text();
+if (!sessions.includes(session)) throw new Error(`/api/sessions does not list ${session}: ${sessions.slice(0, 300)}`);
+EOF_NODE
+stop_pid "$BATON_PID"
+wait "$BATON_PID" 2>/dev/null || true
+BATON_PID=""
+echo "pack-install: baton inspect serves its page, uPlot and the demo's session ($INSPECT_URL)"
 echo "pack-install: ok ($(($(date +%s) - START)) s)"
