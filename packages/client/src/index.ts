@@ -13,5 +13,5 @@ export type {
   TransportSubscription,
 } from './transport/transport.ts';
 export { TransportError, type TransportErrorCode } from './transport/transport-error.ts';
-export { NatsTransport, type NatsTransportOptions } from './transport/nats-transport.ts';
+export { NatsTransport, type NatsAuth, type NatsTls, type NatsTransportOptions } from './transport/nats-transport.ts';
 export { MemoryTransport, MemoryBus, DEFAULT_MAX_PAYLOAD, type MemoryBusOptions } from './transport/memory-transport.ts';

@@ -23,6 +23,8 @@ export interface NatsServerOptions {
   readonly maxPayload?: number;
   /** How long to wait for the server to accept connections. Default 10 s. */
   readonly readyTimeoutMs?: number;
+  /** More `nats-server` command-line arguments, e.g. `['--user', 'u', '--pass', 'p']` or `['--auth', token]`. */
+  readonly args?: readonly string[];
 }
 
 /** Finds a free loopback TCP port by binding port 0 and releasing it. */
@@ -54,7 +56,7 @@ export function defaultBinary(): string {
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
   const port = options.port ?? (await freePort());
   const storeDir = await mkdtemp(join(tmpdir(), 'baton-nats-'));
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(options.args ?? [])];
   let configPath: string | undefined;
   if (options.maxPayload !== undefined) {
     const { writeFile } = await import('node:fs/promises');

@@ -9,7 +9,7 @@ import {
   type MsgHdrs,
   type NatsConnection,
 } from '@nats-io/nats-core';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import { messageSize } from './payload-size.ts';
 import { TransportError } from './transport-error.ts';
 import type {
@@ -32,6 +32,34 @@ export interface NatsTransportOptions {
   readonly maxReconnectAttempts?: number;
   /** Called when a subscription handler throws. Default: `console.error`. */
   readonly onHandlerError?: (err: unknown, subject: string) => void;
+  /** How the connection authenticates: user and password, a token, or a credentials file's content (JWT + NKey seed). */
+  readonly auth?: NatsAuth;
+  /** TLS: PEM files of the CA that signed the servers' certificates and, for mutual TLS, this client's certificate and key. */
+  readonly tls?: NatsTls;
+}
+
+export type NatsAuth = { readonly user: string; readonly pass: string } | { readonly token: string } | { readonly credentials: string };
+
+export interface NatsTls {
+  readonly caFile?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+}
+
+/** The connection options `auth` and `tls` stand for. */
+function securityOptions(options: NatsTransportOptions): Partial<ConnectionOptions> {
+  const out: { -readonly [K in keyof ConnectionOptions]?: ConnectionOptions[K] } = {};
+  const auth = options.auth;
+  if (auth !== undefined) {
+    if ('credentials' in auth) out.authenticator = credsAuthenticator(new TextEncoder().encode(auth.credentials));
+    else if ('token' in auth) out.token = auth.token;
+    else {
+      out.user = auth.user;
+      out.pass = auth.pass;
+    }
+  }
+  if (options.tls !== undefined) out.tls = { ...options.tls };
+  return out;
 }
 
 /**
@@ -56,6 +84,7 @@ export class NatsTransport implements Transport {
       servers: typeof options.servers === 'string' ? options.servers : [...options.servers],
       ...(options.name === undefined ? {} : { name: options.name }),
       ...(options.maxReconnectAttempts === undefined ? {} : { maxReconnectAttempts: options.maxReconnectAttempts }),
+      ...securityOptions(options),
     });
     return new NatsTransport(nc, options);
   }
