@@ -94,6 +94,12 @@ describe('inspector in a browser', () => {
     expect(await diff.locator('.diff-line.added').count()).toBeGreaterThan(0);
     expect(await diff.locator('.diff-line.removed').count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, 'checkpoint-diff.png'), fullPage: true });
+    // Long unchanged stretches are folded; unfolding them shows every line of the diff.
+    const folds = diff.locator('.diff-fold');
+    expect(await folds.count()).toBeGreaterThan(0);
+    while ((await folds.count()) > 0) await folds.first().click();
+    const diffReply = (await (await fetch(new URL(`api/sessions/${recorded.sessionId}/checkpoints/2`, server.url))).json()) as { lines: unknown[] };
+    expect(await diff.locator('.diff-line').count()).toBe(diffReply.lines.length);
 
     // The rebuilt context: Baton's boundary message first, then the preserved tail.
     await page.locator('button.show-context[data-rebuild="1"]').click();
