@@ -169,6 +169,7 @@ describe('inspector API', () => {
     await data.close();
     const daemon = await startRecordingDaemon(dataDir);
     const live = InspectorData.over(dataDir, daemon.log);
+    let writerId = '';
     try {
       const path = `/api/sessions/${recorded.sessionId}`;
       const before = (await answerApi(live, path)) as SessionReply;
@@ -186,9 +187,29 @@ describe('inspector API', () => {
       expect(after.session.usage.seq.at(-1)).toBeGreaterThan(before.session.lastSeq);
       expect(after.session.revision).toBeGreaterThan(revision);
       expect(after.session.lastSeq).toBeGreaterThan(before.session.lastSeq);
+
+      // A writer that has not settled runs to the end of the log; stopping the daemon cancels it, and the log says so.
+      daemon.model.script({ stall: true });
+      const started = daemon.client.waitForEvent(recorded.sessionId, (e) => e.type === 'writer.started', 30_000);
+      await daemon.client.append(recorded.sessionId, conversation(1, { prefix: 'stall', start: 20_000 }));
+      writerId = ((await started) as { writer_id: string }).writer_id;
+      const view = await until(async () => {
+        const reply = (await answerApi(live, path)) as SessionReply;
+        return reply.session.writers.some((w) => w.writerId === writerId) ? reply : null;
+      });
+      const running = view.session.writers.find((w) => w.writerId === writerId);
+      expect(running).toMatchObject({ outcome: 'running', settledAt: null, failure: null, toSeq: view.session.lastSeq });
     } finally {
       await live.close();
       await daemon.stop();
+    }
+    // The stopped daemon settled the stalled writer as cancelled; a fresh read-only reader sees that.
+    const reopened = InspectorData.open(dataDir);
+    try {
+      const { session } = (await answerApi(reopened, `/api/sessions/${recorded.sessionId}`)) as SessionReply;
+      expect(session.writers.at(-1)).toMatchObject({ writerId, outcome: 'cancelled' });
+    } finally {
+      await reopened.close();
     }
   });
 });
