@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { LmdbEventLog, readTimeline } from '@baton/runtime';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { conversation } from './support/conversation.ts';
 import { recordSession, startRecordingDaemon, type RecordedSession } from './support/recorded-inspector-session.ts';
 
@@ -41,7 +41,20 @@ describe('inspector in a browser', () => {
     await mkdir(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
   }, 120_000);
+
+  // The page's own scripts never throw or log an error (a 404 the page asked for on purpose is logged by the browser
+  // as a failed resource, which the unknown-session test expects).
+  const pageErrors: string[] = [];
+  afterEach(() => {
+    const unexpected = pageErrors.filter((e) => !/^Failed to load resource: .* 404/.test(e));
+    pageErrors.length = 0;
+    expect(unexpected).toEqual([]);
+  });
 
   afterAll(async () => {
     await browser?.close();
