@@ -1,4 +1,5 @@
 import { BatonClient } from '@baton/client';
+import { clusterNames, readClusterStatus } from '@baton/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, type ClusterRig } from './support/cluster-rig.ts';
 
@@ -50,6 +51,16 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
       expect((await client.status(sid)).state.tokens).toBeGreaterThan(0);
     }
     expect(compared).toBe(SESSIONS * 44);
+    // What `baton cluster status` shows: the log's three replicas, a leader among the survivors, the dead node offline
+    // or not current; every session owned by a live daemon.
+    const status = await readClusterStatus(rig.transport.connection, clusterNames(), Date.now());
+    const replicas = status.log?.replicas ?? [];
+    expect(replicas).toHaveLength(3);
+    expect(replicas.find((r) => r.leader)?.server).not.toBe(node.name);
+    expect(replicas.find((r) => r.server === node.name)).toMatchObject({ leader: false });
+    expect(replicas.find((r) => r.server === node.name)?.current === false || replicas.find((r) => r.server === node.name)?.offline === true).toBe(true);
+    const live = new Set(rig.daemons.map((d) => d.daemonId));
+    for (const sid of load.sessions) expect(live.has(status.sessions.find((s) => s.sessionId === sid)?.daemonId ?? '')).toBe(true);
     console.log(
       `SIGKILL of nats node ${node.name} ${((killedAt - started) / 1000).toFixed(1)} s into the load: ${compared} acknowledged ids compared, all in the ` +
         `replicated logs (read through the two surviving nodes); the load finished ${((finishedAt - killedAt) / 1000).toFixed(1)} s after the kill (${(elapsed / 1000).toFixed(1)} s in all)`,

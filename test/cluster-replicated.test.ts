@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
-import { BatonDaemon, LmdbEventLog, verifySession } from '@baton/runtime';
+import { BatonDaemon, LmdbEventLog, clusterNames, readClusterStatus, verifySession } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL, SYSTEM_PROMPT, TEST_TAIL, conversation } from './support/conversation.ts';
@@ -131,5 +131,17 @@ describe('durability replicated: a session outlives the daemon and the disk it w
       expect(verified.divergence).toBeNull();
       expect(verified.writers).toBeGreaterThan(0);
     }
+
+    // The operators' views: B's own (runtime.status) and the cluster's as JetStream holds it (baton cluster status).
+    const view = b.daemon.runtimeStatus().cluster;
+    expect(view).toMatchObject({ durability: 'replicated', lease_ms: 1_000, paused: false, sessions_held: sessions.length });
+    expect(view?.daemons.find((d) => d.daemon_id === a.daemon.id)).toMatchObject({ stale: true });
+    expect(view?.daemons.find((d) => d.daemon_id === b.daemon.id)).toMatchObject({ stale: false });
+    const status = await readClusterStatus(transport.connection, clusterNames(), Date.now());
+    expect(status.daemons.map((d) => d.daemonId)).toContain(b.daemon.id);
+    for (const sid of sessions) expect(status.sessions.find((s) => s.sessionId === sid)).toMatchObject({ daemonId: b.daemon.id, epoch: 2 });
+    expect(status.log?.messages).toBeGreaterThan(0);
+    // One server, no JetStream cluster: no replica to report.
+    expect(status.bucket.replicas).toEqual([]);
   });
 });

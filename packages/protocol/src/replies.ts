@@ -130,13 +130,29 @@ export const CloseReplySchema = z.object({ ok });
 export type CloseReply = z.infer<typeof CloseReplySchema>;
 
 /**
+ * A cluster-mode daemon's view (`runtime.status.cluster`): its durability and lease, how long ago its own heartbeat
+ * was acknowledged (null before the first), whether it paused its judgements (its own KV operations fail), the
+ * sessions it holds, and every daemon it heard of with the age of its heartbeat on this daemon's clock.
+ */
+export const RuntimeClusterSchema = z.object({
+  durability: z.enum(['local', 'replicated']),
+  lease_ms: CountSchema,
+  heartbeat_age_ms: CountSchema.nullable(),
+  paused: z.boolean(),
+  sessions_held: CountSchema,
+  daemons: z.array(z.object({ daemon_id: NonEmptyStringSchema, age_ms: CountSchema, stale: z.boolean(), gone: z.boolean() })),
+});
+export type RuntimeCluster = z.infer<typeof RuntimeClusterSchema>;
+
+/**
  * `runtime.status`. `sessions`: sessions resident (in memory); `writers.running` / `writers.queued`: writers running
  * and requests waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: busy fraction in [0, 1] when
  * the pool reports it; `log.streams` / `log.records`: event-log streams and records (records when cheaply known).
  *
  * Added to v1 later, optional (an older daemon omits them): `sessions_total`: session streams in the event log,
  * resident or not; `quarantined`: sessions set aside because their log cannot be folded; `rss_bytes`: the daemon
- * process's resident set size; `log_bytes`: size of the event log's data file (absent for an in-memory log).
+ * process's resident set size; `log_bytes`: size of the event log's data file (absent for an in-memory log);
+ * `cluster`: present when the daemon runs in cluster mode (`RuntimeClusterSchema`).
  */
 export const RuntimeStatusReplySchema = z.object({
   ok,
@@ -150,6 +166,7 @@ export const RuntimeStatusReplySchema = z.object({
   log: z.object({ streams: CountSchema, records: CountSchema.optional() }),
   rss_bytes: CountSchema.optional(),
   log_bytes: CountSchema.optional(),
+  cluster: RuntimeClusterSchema.optional(),
 });
 export type RuntimeStatusReply = z.infer<typeof RuntimeStatusReplySchema>;
 

@@ -23,3 +23,4 @@ export { SessionLog } from './cluster/session-log.ts';
 export { foldLogEntries, type LogHistory, type ReplicatedBatch } from './cluster/log-history.ts';
 export type { ClusterOptions } from './daemon/cluster-options.ts';
 export type { Durability } from './daemon/cluster-routing.ts';
+export { readClusterStatus, type ClusterStatus, type DaemonStatus, type SessionOwner, type AssetStatus, type ReplicaStatus } from './cluster/cluster-status.ts';

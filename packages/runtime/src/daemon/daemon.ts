@@ -40,6 +40,7 @@ import {
   type PublishedEventBody,
   type RuntimeSessionsReply,
   type RuntimeSessionsRequest,
+  type RuntimeCluster,
   type RuntimeStatusReply,
   type Subjects,
 } from '@baton/protocol';
@@ -472,6 +473,21 @@ export class BatonDaemon {
       log: { streams },
       rss_bytes: process.memoryUsage.rss(),
       ...(logBytes !== null ? { log_bytes: logBytes } : {}),
+      ...(this.#routing !== null && this.#clusterOptions !== null ? { cluster: this.#clusterView(this.#routing, this.#clusterOptions) } : {}),
+    };
+  }
+
+  /** `runtime.status.cluster`: this daemon's view of the cluster (its lease, what it holds, the daemons it hears). */
+  #clusterView(routing: ClusterRouting, options: ResolvedClusterOptions): RuntimeCluster {
+    const view = routing.membership.view();
+    const ms = (n: number): number => Math.max(0, Math.round(n));
+    return {
+      durability: options.durability,
+      lease_ms: view.leaseMs,
+      heartbeat_age_ms: view.heartbeatAgeMs === null ? null : ms(view.heartbeatAgeMs),
+      paused: view.paused,
+      sessions_held: view.sessions.length,
+      daemons: view.daemons.map((d) => ({ daemon_id: d.daemonId, age_ms: ms(d.ageMs), stale: d.stale, gone: d.gone })),
     };
   }
 
