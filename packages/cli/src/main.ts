@@ -14,6 +14,7 @@ const memoryCommand = () => import('./commands/memory-command.ts');
 const replayCommand = () => import('./commands/replay-command.ts');
 const inspectCommand = () => import('./commands/inspect-command.ts');
 const runtimeCommand = () => import('./commands/runtime-command.ts');
+const clusterCommand = () => import('./commands/cluster-command.ts');
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_DATA_DIR = './.baton';
@@ -35,6 +36,37 @@ function natsUrl(value: string): string {
     throw new InvalidArgumentError('expected a NATS URL such as nats://127.0.0.1:4222.');
   }
   return value;
+}
+
+/** One or more NATS URLs, comma-separated (the servers of a cluster). */
+function natsUrls(value: string): string {
+  for (const url of value.split(',')) natsUrl(url.trim());
+  return value;
+}
+
+/** The NATS security flags of the commands that connect to a cluster (`baton daemon`, `baton cluster status`). */
+function natsSecurityOptions(command: Command): Command {
+  return command
+    .option('--nats-creds <file>', 'NATS credentials file (JWT and NKey seed)')
+    .option('--nats-user <user>', 'NATS user name; the password is read from $BATON_NATS_PASSWORD')
+    .option('--nats-tls-ca <file>', 'PEM file of the CA that signed the NATS servers\' certificates (connects with TLS)')
+    .option('--nats-tls-cert <file>', 'PEM client certificate for mutual TLS (with --nats-tls-key)')
+    .option('--nats-tls-key <file>', 'PEM key of the client certificate');
+}
+
+interface NatsSecurityFlags {
+  natsCreds?: string;
+  natsUser?: string;
+  natsTlsCa?: string;
+  natsTlsCert?: string;
+  natsTlsKey?: string;
+}
+
+/** The security flags given, without the ones left out. */
+function natsSecurityOf(o: NatsSecurityFlags): NatsSecurityFlags {
+  const out: NatsSecurityFlags = {};
+  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey'] as const) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }
 
 function subjectPrefix(value: string): string {
@@ -76,12 +108,16 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
   const metricsOption = (): Option =>
     new Option('--metrics <host:port>', 'serve Prometheus metrics on http://<host:port>/metrics (port 0: any free port, printed)').argParser(parseMetricsAddress);
 
-  program
+  natsSecurityOptions(program
     .command('daemon')
     .description('run the daemon: serve protocol v1 on NATS until SIGTERM/SIGINT (model endpoint from OPENAI_BASE_URL / OPENAI_API_KEY)')
     .addOption(
-      new Option('--nats <url>', 'NATS server URL').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrl),
-    )
+      new Option('--nats <urls>', 'NATS server URL (comma-separated: the servers of a cluster)').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrls),
+    ))
+    .option('--cluster', 'cluster mode: several daemons share the sessions of one NATS cluster (each session held by one daemon at a time)')
+    .addOption(new Option('--durability <mode>', 'cluster mode: local (a session stays on its daemon\'s disk) or replicated (every append also in JetStream; another daemon can take the session over)').choices(['local', 'replicated']))
+    .addOption(new Option('--replicas <n>', 'cluster mode: replicas of the replicated log and the KV bucket (1 on one server, 3 on a 3-node cluster; default 1)').argParser(positiveInt))
+    .addOption(new Option('--lease-ms <ms>', 'cluster mode: a daemon silent this long may have its sessions taken over (default 15000)').argParser(positiveInt))
     .addOption(dataDirOption())
     .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
@@ -93,11 +129,18 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
     .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress }) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number } & NatsSecurityFlags) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
             nats: o.nats,
+            ...natsSecurityOf(o),
+            clusterFlags: {
+              ...(o.cluster !== undefined ? { cluster: o.cluster } : {}),
+              ...(o.durability !== undefined ? { durability: o.durability } : {}),
+              ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+              ...(o.leaseMs !== undefined ? { leaseMs: o.leaseMs } : {}),
+            },
             dataDir: o.dataDir,
             poolSize: o.poolSize,
             logLevel: o.logLevel,
@@ -182,6 +225,19 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
         io,
       ),
     );
+  });
+
+  const cluster = program.command('cluster').description('a cluster of daemons on NATS JetStream');
+  natsSecurityOptions(
+    cluster
+      .command('status')
+      .description('the cluster as JetStream holds it: daemons and their heartbeat ages, session owners, the replicated log\'s and KV bucket\'s replicas and lag')
+      .addOption(new Option('--nats <urls>', 'NATS server URL (comma-separated: the servers of a cluster)').default(fromEnv('BATON_NATS_URL', DEFAULT_NATS_URL), `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`).argParser(natsUrls))
+      .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
+      .option('--json', 'the status as JSON')
+      .addHelpText('after', '\nExit codes: 0 ok, 1 bad options, 2 no NATS server or no cluster on the prefix.'),
+  ).action(async (o: { nats: string; prefix?: string; json?: boolean } & NatsSecurityFlags) => {
+    setExit(await (await clusterCommand()).runClusterStatus({ nats: o.nats, json: o.json === true, ...natsSecurityOf(o), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, env, io));
   });
 
   program

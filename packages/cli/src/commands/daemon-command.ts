@@ -9,9 +9,10 @@ import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+import { clusterSettingsOf, type ClusterFlags } from '../daemon/cluster-flags.ts';
+import { natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
 
-export interface DaemonCommandOptions {
-  readonly nats: string;
+export interface DaemonCommandOptions extends NatsConnectionFlags {
   readonly dataDir: string;
   readonly poolSize: number;
   readonly writerModel?: string;
@@ -25,6 +26,8 @@ export interface DaemonCommandOptions {
   readonly config?: string;
   /** Serve Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
+  /** `--cluster`, `--durability`, `--replicas`, `--lease-ms`. */
+  readonly clusterFlags?: ClusterFlags;
 }
 
 /**
@@ -45,13 +48,23 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     }
     throw err;
   }
+  let connect;
+  let cluster;
+  try {
+    connect = await natsConnectionOptions(options, env);
+    cluster = clusterSettingsOf(options.clusterFlags ?? {});
+  } catch (err) {
+    io.err(`baton daemon: ${message(err)}`);
+    return 1;
+  }
   const dataDir = resolve(options.dataDir);
   const logger = createStderrLogger(options.logLevel);
   // Subscribe before the first await that could be interrupted, so an early SIGTERM still shuts down cleanly.
   const signal = shutdownSignal();
   let transport: NatsTransport;
   try {
-    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-daemon-${process.pid}` });
+    // In cluster mode the connection never gives up: a node that goes away is replaced by another one of the list.
+    transport = await NatsTransport.connect({ ...connect, name: `baton-daemon-${process.pid}`, ...(cluster !== null ? { maxReconnectAttempts: -1 } : {}) });
   } catch (err) {
     io.err(`baton daemon: cannot connect to NATS at ${options.nats}: ${message(err)}`);
     signal.dispose();
@@ -106,6 +119,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       logger: daemonLoggerOf(logger),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),
       ...(metrics !== null ? { observer: metrics } : {}),
+      ...(cluster !== null ? { cluster: { ...cluster, connection: transport.connection } } : {}),
     });
   } catch (err) {
     io.err(`baton daemon: cannot start: ${message(err)}`);
@@ -120,9 +134,10 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   // Ready means served: start-up repair done and the subscriptions known to the server.
   await daemon.ready();
   await transport.flush();
-  logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix }, 'daemon started');
+  logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
   if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
-  io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}`);
+  const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
+  io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
   const received = await signal.received;
   logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
   const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
