@@ -14,14 +14,14 @@
  *
  * Standalone: `npm run bench -- --only cli-start` (env: CLI_START_BENCH_RUNS, default 15).
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchRow, BenchSection } from './bench-types.ts';
+import { buildPackages, runNode } from './built-daemon.ts';
 import type { TargetCheck } from './main.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -54,24 +54,12 @@ function timedRun(args: readonly string[]): number {
   return ms;
 }
 
-const execFileAsync = promisify(execFile);
-
-/** Runs `node <args>` in the repository root; resolves with its stdout, rejects naming `what` when it fails. */
-async function run(args: readonly string[], what: string): Promise<string> {
-  try {
-    return (await execFileAsync(process.execPath, args, { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 })).stdout;
-  } catch (err) {
-    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
-    throw new Error(`${what} failed: ${err instanceof Error ? err.message : String(err)}\n${stdout.slice(-2000)}${stderr.slice(-2000)}`);
-  }
-}
-
 export async function benchCliStart(runs = Number(process.env['CLI_START_BENCH_RUNS'] ?? 15)): Promise<BenchSection> {
   const rounds = Math.max(10, Math.floor(runs) || 15);
-  await run([fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'tsconfig.build.json'], 'the build (tsc -b)');
+  await buildPackages();
   const dataDir = mkdtempSync(join(tmpdir(), 'baton-bench-cli-'));
   try {
-    const demo = await run([BATON_BIN, 'demo', '--data-dir', dataDir, '--pool-size', '1'], 'baton demo');
+    const demo = await runNode([BATON_BIN, 'demo', '--data-dir', dataDir, '--pool-size', '1'], 'baton demo');
     const session = /^Session id: (\S+)$/m.exec(demo)?.[1];
     if (session === undefined) throw new Error(`baton demo printed no session id:\n${demo.slice(-500)}`);
 
