@@ -80,6 +80,8 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
       const now = await client.status(sid);
       const was = before.get(sid);
       expect(now.files.checkpoint.version).toBeGreaterThanOrEqual(was?.files.checkpoint.version ?? 0);
+      // The checkpoint file itself is on the new holder's disk (materialised from the replicated log).
+      expect(now.files.checkpoint.exists).toBe(true);
       if (now.last_outcome?.writer_id === was?.last_outcome?.writer_id) expect(now.state.watermark).toBe(was?.state.watermark);
       else expect(now.state.watermark).not.toBeNull();
     }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
@@ -100,6 +100,8 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     );
     const before = new Map(await Promise.all(sessions.map(async (sid) => [sid, await client.status(sid)] as const)));
     for (const s of before.values()) expect(s.state.watermark).not.toBeNull();
+    const checkpointOf = (m: Member, sid: string): Promise<string> => readFile(join(m.dataDir, 'memory', 'sessions', sid, 'checkpoint.md'), 'utf8');
+    const checkpoints = new Map(await Promise.all(sessions.map(async (sid) => [sid, await checkpointOf(a, sid)] as const)));
 
     // Daemon A's connection drops without a word (no hand-off, no heartbeat delete); B starts on an empty disk.
     await a.transport.connection.close();
@@ -120,13 +122,17 @@ describe('durability replicated: a session outlives the daemon and the disk it w
 
     for (const sid of sessions) {
       expect(b.hydrated.get(sid)).toMatchObject({ replaced: false });
+      // Its checkpoint and notes at least (the project's MEMORY.md too, for the first session B hydrated).
+      expect(b.hydrated.get(sid)?.['files']).toBeGreaterThanOrEqual(2);
       const onB = appendedIds(b.log, sid);
       const missing = [...(acked.get(sid) ?? [])].filter((id) => !onB.has(id));
       expect(missing).toEqual([]);
       expect(onB.size).toBe(24);
       const status = await client.status(sid);
       expect(status.state.watermark).toEqual(before.get(sid)?.state.watermark);
-      expect(status.files.checkpoint.version).toBe(before.get(sid)?.files.checkpoint.version);
+      // The checkpoint itself came along: the same version, the same bytes on B's disk.
+      expect(status.files.checkpoint).toEqual(before.get(sid)?.files.checkpoint);
+      expect(await checkpointOf(b, sid)).toBe(checkpoints.get(sid));
       const verified = verifySession(b.log, sid);
       expect(verified.divergence).toBeNull();
       expect(verified.writers).toBeGreaterThan(0);

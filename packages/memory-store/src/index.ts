@@ -13,6 +13,7 @@ export { bootstrapMemory, migrateLegacyMemory } from './templates/bootstrap.ts';
 export { commitFiles, committedPaths, fileVersions, recoverCommits, unappliedCommits, type FileVersion } from './commit/staged-commit.ts';
 export type { CommitEntry, CommitEntryType, CommitJournal, CommitRecord } from './commit/commit-journal.ts';
 export { HistoryStore, contentHash } from './commit/history-store.ts';
+export { writeFileAtomic } from './commit/atomic-file.ts';
 
 // Sandbox: the writer's file tools and progress reconciliation
 export { createWriterFiles, type WriterFiles } from './sandbox/writer-files.ts';

@@ -1,7 +1,10 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
 import { COMMITS_STREAM, parseStream, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog } from '@baton/log-schema';
+import { contentHash, writeFileAtomic, type HistoryStore } from '@baton/memory-store';
 import { ClusterError } from './cluster-error.ts';
 import type { LogHistory } from './log-history.ts';
-import { sessionOfWriter } from './replicated-event-log.ts';
+import { BLOBS_STREAM, sessionOfWriter } from './replicated-event-log.ts';
 
 /** What hydrating a session did to the local log. */
 export interface HydrateReport {
@@ -13,6 +16,14 @@ export interface HydrateReport {
   readonly streams: number;
   /** Memory-commit journal entries of the session's writers offered to the local journal (it keeps each once). */
   readonly commits: number;
+  /** Memory files written from the history (the newest committed version of each, where it may be written). */
+  readonly files: number;
+}
+
+/** Where a new owner keeps memory-file contents and the live files (absent: the contents are not materialised). */
+export interface HydrateFiles {
+  readonly history: HistoryStore;
+  readonly memoryRoot: string;
 }
 
 /** Records appended per local append call while hydrating. */
@@ -27,13 +38,18 @@ const CHUNK = 256;
  * the shared journal, which keeps each one once (by message id). Throws `ClusterError('gap')` when the history skips
  * records of a stream, `ClusterError('bad_entry')` for a stream that is not the session's.
  */
-export async function hydrateSession(log: EventLog, sessionId: string, history: LogHistory): Promise<HydrateReport> {
+export async function hydrateSession(log: EventLog, sessionId: string, history: LogHistory, files?: HydrateFiles): Promise<HydrateReport> {
   const wanted = new Map<string, AppendInput[]>();
   const commits: AppendInput[] = [];
   for (const batch of history.batches) {
     for (const part of batch.streams) {
       if (part.s === COMMITS_STREAM) {
         commits.push(...part.r);
+        continue;
+      }
+      if (part.s === BLOBS_STREAM) {
+        // Stored before the commit entries that name them are offered to the journal (a recovery may need them).
+        if (files !== undefined) for (const blob of part.r) await storeBlob(files.history, blob, batch.index);
         continue;
       }
       if (!belongsTo(part.s, sessionId)) throw new ClusterError('bad_entry', `replicated log of ${sessionId} (index ${batch.index}) holds records of ${part.s}`, { sessionId, stream: part.s });
@@ -68,7 +84,44 @@ export async function hydrateSession(log: EventLog, sessionId: string, history: 
     }
   }
   if (commits.length > 0) await log.append(COMMITS_STREAM, commits);
-  return { appended, replaced: !keep, streams: wanted.size, commits: commits.length };
+  const written = files === undefined ? 0 : await materialise(files, sessionId, commits);
+  return { appended, replaced: !keep, streams: wanted.size, commits: commits.length, files: written };
+}
+
+async function storeBlob(history: HistoryStore, blob: AppendInput, index: number): Promise<void> {
+  const { hash, data } = blob.payload as { hash?: unknown; data?: unknown };
+  if (typeof hash !== 'string' || !(data instanceof Uint8Array) || contentHash(data) !== hash) {
+    throw new ClusterError('bad_entry', `replicated log index ${index}: a memory-file content that does not match its hash`, { index });
+  }
+  await history.put(data);
+}
+
+/**
+ * Writes the newest committed version of each memory file the session's writers committed: its own files
+ * (`sessions/<sid>/…`) always, a shared one (the project's `MEMORY.md`) only when this daemon has none, so a version
+ * another session committed here is never replaced by an older one from elsewhere. A version whose content is not in
+ * the history store (committed before contents were replicated) is left alone.
+ */
+async function materialise(files: HydrateFiles, sessionId: string, commits: readonly AppendInput[]): Promise<number> {
+  const newest = new Map<string, string>();
+  for (const c of commits) {
+    if (c.type !== 'commit.applied') continue;
+    for (const f of (c.payload as { files?: { rel?: unknown; hash?: unknown }[] }).files ?? []) {
+      if (typeof f.rel === 'string' && typeof f.hash === 'string') newest.set(normalize(f.rel), f.hash);
+    }
+  }
+  let written = 0;
+  const own = normalize(`sessions/${sessionId}/`);
+  for (const [rel, hash] of newest) {
+    if (rel.startsWith('..') || !(await files.history.has(hash))) continue;
+    const target = join(files.memoryRoot, rel);
+    const live = await readFile(target).then((b) => contentHash(b), () => null);
+    if (live === hash || (live !== null && !rel.startsWith(own))) continue;
+    await mkdir(dirname(target), { recursive: true });
+    await writeFileAtomic(target, await files.history.get(hash), `hydrate-${sessionId}`);
+    written++;
+  }
+  return written;
 }
 
 function belongsTo(stream: string, sessionId: string): boolean {

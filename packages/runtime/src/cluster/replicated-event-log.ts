@@ -1,6 +1,14 @@
 import { COMMITS_STREAM, parseStream, type AppendInput, type AppendResult, type EventLog, type GlobalReadOptions, type GlobalRecord, type ReadOptions, type StoredRecord } from '@baton/log-schema';
+import type { HistoryStore } from '@baton/memory-store';
 import { ClusterError } from './cluster-error.ts';
+import type { StreamRecords } from './log-entry.ts';
 import type { SessionLogWriter } from './session-log-writer.ts';
+
+/**
+ * Not an event-log stream: the contents of the memory files a commit names, carried in a session's replicated log
+ * with the commit's intent so that a new owner can store and materialise them (`hydrateSession`).
+ */
+export const BLOBS_STREAM = 'memory/blobs';
 
 export interface ReplicatedEventLogOptions {
   /** The daemon's own event log (LMDB): every append goes there first. */
@@ -9,6 +17,8 @@ export interface ReplicatedEventLogOptions {
   readonly writerOf: (sessionId: string) => SessionLogWriter | undefined;
   /** A session's write was refused because a newer epoch took it over: the caller drops the session. */
   readonly onFenced: (sessionId: string, err: ClusterError) => void;
+  /** The history store a commit's file contents are read from (they are stored there before the commit's intent). */
+  readonly history?: HistoryStore;
 }
 
 /**
@@ -69,7 +79,12 @@ export class ReplicatedEventLog implements EventLog {
       });
       // Commit journal seqs differ from daemon to daemon (every session shares the stream): its entries carry none.
       const base = stream === COMMITS_STREAM ? 0 : first - 1;
-      await this.#enqueue(sessionId, () => (fresh.length > 0 ? writer.write([{ s: stream, b: base, r: fresh }]) : writer.flush()));
+      await this.#enqueue(sessionId, async () => {
+        if (fresh.length === 0) return await writer.flush();
+        // The contents go first, in the same entry: whoever reads the intent can also read the files.
+        const blobs = stream === COMMITS_STREAM ? await this.#blobsOf(fresh) : [];
+        await writer.write([...blobs, { s: stream, b: base, r: fresh }]);
+      });
       return results;
     });
   }
@@ -93,6 +108,22 @@ export class ReplicatedEventLog implements EventLog {
       if (this.#chains.get(sessionId) === tail) this.#chains.delete(sessionId);
     });
     return run;
+  }
+
+  /** The contents of the files named by the `commit.prepared` records among `records`, as one `BLOBS_STREAM` part. */
+  async #blobsOf(records: readonly AppendInput[]): Promise<StreamRecords[]> {
+    const history = this.#o.history;
+    if (history === undefined) return [];
+    const blobs: AppendInput[] = [];
+    for (const r of records) {
+      if (r.type !== 'commit.prepared') continue;
+      const files = (r.payload as { files?: { hash?: unknown }[] }).files ?? [];
+      for (const f of files) {
+        if (typeof f.hash !== 'string') continue;
+        blobs.push({ type: 'blob', at: r.at, payload: { hash: f.hash, data: new Uint8Array(await history.get(f.hash)) } });
+      }
+    }
+    return blobs.length > 0 ? [{ s: BLOBS_STREAM, b: 0, r: blobs }] : [];
   }
 
   read(stream: string, options?: ReadOptions): Iterable<StoredRecord> {

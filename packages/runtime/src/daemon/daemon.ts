@@ -168,6 +168,7 @@ export class BatonDaemon {
             local: options.log,
             writerOf: (sessionId) => this.#routing?.membership.writer(sessionId),
             onFenced: (sessionId, err) => void this.#routing?.failure(sessionId, err),
+            history: new HistoryStore(join(options.dataDir, 'history')),
           })
         : null;
     const appendLog = this.#replicated ?? options.log;
@@ -265,7 +266,8 @@ export class BatonDaemon {
       forwardTimeoutMs: c.forwardTimeoutMs,
       hydrate: async (claim) => {
         if (c.durability !== 'replicated') return;
-        const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history);
+        const files = { history: new HistoryStore(join(this.#o.dataDir, 'history')), memoryRoot: join(this.#o.dataDir, 'memory') };
+        const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history, files);
         this.#logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
       },
       catchUp: (sessionId) => this.#replicated?.catchUp(sessionId) ?? Promise.resolve(),

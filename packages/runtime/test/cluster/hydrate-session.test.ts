@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppendInput } from '@baton/log-schema';
+import { HistoryStore, contentHash } from '@baton/memory-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClusterError } from '../../src/cluster/cluster-error.ts';
 import { hydrateSession } from '../../src/cluster/hydrate-session.ts';
@@ -41,7 +42,7 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
   });
 
   it('fills an empty log with every stream, lookup keys included, and offers commits once', async () => {
-    expect(await hydrateSession(log, 's1', full)).toEqual({ appended: 4, replaced: false, streams: 2, commits: 1 });
+    expect(await hydrateSession(log, 's1', full)).toEqual({ appended: 4, replaced: false, streams: 2, commits: 1, files: 0 });
     expect([...log.read('session/s1')].map((r) => r.at)).toEqual([1, 2, 4]);
     expect(log.keySeq('session/s1', 'm:2')).toBe(3);
     expect(log.lastSeq('writer/s1-w1')).toBe(1);
@@ -66,6 +67,37 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
     expect(log.keySeq('session/s1', 'm:2')).toBe(3);
     expect(log.lastSeq('writer/s1-w7')).toBe(0);
     expect([...log.readGlobal()].filter((r) => r.stream === 'session/s1').map((r) => r.at)).toEqual([1, 2, 4]);
+  });
+
+  it('stores the memory-file contents a history carries and writes the newest version of the session’s files; a shared file only where none exists', async () => {
+    const v1 = 'checkpoint v1';
+    const v2 = 'checkpoint v2';
+    const mem = 'project memory from elsewhere';
+    const blob = (data: string): AppendInput => ({ type: 'blob', at: 1, payload: { hash: contentHash(data), data: new TextEncoder().encode(data) } });
+    const applied = (id: string, files: { rel: string; hash: string }[]): AppendInput => ({ type: 'commit.applied', at: 2, payload: { commitId: id, writerId: 's1-w1', reason: 'writer', at: 2, files }, msgId: `commit.applied:${id}` });
+    const withFiles = history([
+      [{ s: 'session/s1', b: 0, r: [rec('session.opened', 1)] }],
+      [
+        { s: 'memory/blobs', b: 0, r: [blob(v1), blob(mem)] },
+        { s: 'memory/commits', b: 0, r: [applied('c1', [{ rel: 'sessions/s1/checkpoint.md', hash: contentHash(v1) }, { rel: 'projects/p/MEMORY.md', hash: contentHash(mem) }])] },
+      ],
+      [
+        { s: 'memory/blobs', b: 0, r: [blob(v2)] },
+        { s: 'memory/commits', b: 0, r: [applied('c2', [{ rel: 'sessions/s1/checkpoint.md', hash: contentHash(v2) }])] },
+      ],
+    ]);
+    const memoryRoot = join(dir, 'memory');
+    const files = { history: new HistoryStore(join(dir, 'history')), memoryRoot };
+    // This daemon already has the project's MEMORY.md (another session's writer committed it here).
+    await mkdir(join(memoryRoot, 'projects/p'), { recursive: true });
+    await writeFile(join(memoryRoot, 'projects/p/MEMORY.md'), 'local memory');
+    expect(await hydrateSession(log, 's1', withFiles, files)).toMatchObject({ commits: 2, files: 1 });
+    expect(await readFile(join(memoryRoot, 'sessions/s1/checkpoint.md'), 'utf8')).toBe(v2);
+    expect(await readFile(join(memoryRoot, 'projects/p/MEMORY.md'), 'utf8')).toBe('local memory');
+    expect(await files.history.has(contentHash(v1))).toBe(true);
+    expect(log.lastSeq('memory/commits')).toBe(2);
+    const bad = history([[{ s: 'memory/blobs', b: 0, r: [{ type: 'blob', at: 1, payload: { hash: contentHash('x'), data: new TextEncoder().encode('y') } }] }]]);
+    await expect(hydrateSession(log, 's1', bad, files)).rejects.toMatchObject({ code: 'bad_entry' });
   });
 
   it('refuses a history that skips records of a stream, or holds another session’s', async () => {
