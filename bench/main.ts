@@ -56,6 +56,7 @@ const gateway = lazyModule(() => import('./gateway.bench.ts'));
 const writersApi = lazyModule(() => import('./writers-api.bench.ts'));
 const instantCompaction = lazyModule(() => import('./instant-compaction.bench.ts'));
 const cliStart = lazyModule(() => import('./cli-start.bench.ts'));
+const cluster = lazyModule(() => import('./cluster.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -113,6 +114,7 @@ const SECTIONS: readonly BenchEntry[] = [
     run: async () => (await cliStart.load()).benchCliStart(),
     targets: (section) => cliStart.get()?.cliStartTargets(section) ?? unavailable('CLI start-up'),
   },
+  { name: 'cluster', run: async () => (await cluster.load()).benchCluster() },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------

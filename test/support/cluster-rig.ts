@@ -25,6 +25,8 @@ export interface DaemonChildConfig {
   readonly leaseMs: number;
   readonly durability: 'local' | 'replicated';
   readonly replicas: number;
+  /** Subject prefix (default `baton`). */
+  readonly prefix?: string;
 }
 
 /** A `BatonDaemon` in cluster mode in its own process (stopped by pid). */
