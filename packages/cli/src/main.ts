@@ -240,33 +240,34 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     setExit(await (await clusterCommand()).runClusterStatus({ nats: o.nats, json: o.json === true, ...natsSecurityOf(o), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, env, io));
   });
 
-  program
+  natsSecurityOptions(program
     .command('status')
-    .description("a running daemon's overview: sessions (resident, in the log, quarantined), writers, pool, memory, event log")
-    .addOption(natsOption())
+    .description("a running daemon's overview: sessions (resident, in the log, quarantined), writers, pool, memory, event log, its cluster view")
+    .addOption(natsOption()))
     .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
     .option('--json', 'the runtime.status reply as JSON')
     .addOption(new Option('--timeout <ms>', 'how long to wait for the daemon').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
     .addHelpText('after', runtimeExits)
-    .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number }) => {
-      setExit(await (await runtimeCommand()).runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io));
+    .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number } & NatsSecurityFlags) => {
+      setExit(await (await runtimeCommand()).runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...natsSecurityOf(o), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io, env));
     });
 
-  program
+  natsSecurityOptions(program
     .command('sessions')
     .description("a running daemon's sessions: project, resident or not, tokens, usable window, watermark, writer, overflow, closed, last writer outcome")
-    .addOption(natsOption())
+    .addOption(natsOption()))
     .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
     .option('--json', 'the runtime.sessions reply as JSON (without --limit: every page joined into one)')
     .addOption(new Option('--limit <n>', 'one page of at most n sessions (default: every session)').argParser(positiveInt))
     .addOption(new Option('--after <session>', 'list the sessions after this id (the previous page\'s next)').argParser(sessionId))
     .addOption(new Option('--timeout <ms>', 'how long to wait for each reply').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
     .addHelpText('after', runtimeExits)
-    .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number }) => {
+    .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number } & NatsSecurityFlags) => {
       setExit(
         await (await runtimeCommand()).runSessions(
           {
             nats: o.nats,
+            ...natsSecurityOf(o),
             json: o.json === true,
             timeoutMs: o.timeout,
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
@@ -274,6 +275,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             ...(o.after !== undefined ? { after: o.after } : {}),
           },
           io,
+          env,
         ),
       );
     });

@@ -76,6 +76,10 @@ describe('baton daemon --cluster and baton cluster status', { timeout: 60_000 },
       } finally {
         await transport.close();
       }
+      // `baton status` with the same credentials: one daemon's overview, its cluster view on one line.
+      const overview = await run(['status', '--nats', nats.url, ...USER], PASSWORD);
+      expect(overview.code).toBe(0);
+      expect(overview.stdout.find((l) => l.startsWith('cluster '))).toMatch(/^cluster {3}replicated · lease 3s · holds \d+ · heartbeat \d+\.\d s ago · 2 daemons$/);
       const text = await run(['cluster', 'status', '--nats', nats.url, ...USER], PASSWORD);
       expect(text.code).toBe(0);
       expect(text.stdout[0]).toBe('daemons (2):');

@@ -3,9 +3,9 @@ import { DEFAULT_SESSIONS_PAGE, type RuntimeSession } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message } from '../shutdown-signal.ts';
 import { sessionsTable, statusBlock } from '../format/runtime-format.ts';
+import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
 
-export interface RuntimeCommandOptions {
-  readonly nats: string;
+export interface RuntimeCommandOptions extends NatsConnectionFlags {
   readonly prefix?: string;
   readonly json: boolean;
   /** How long to wait for the daemon's reply. */
@@ -26,10 +26,18 @@ export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
  * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on
  * the prefix (`no_responders`, `timeout`): one line on stderr naming the URL, exit 2. An error reply: exit 1.
  */
-async function withDaemon(command: string, options: RuntimeCommandOptions, io: CliIo, run: (client: BatonClient) => Promise<number>): Promise<number> {
+async function withDaemon(command: string, options: RuntimeCommandOptions, io: CliIo, env: NodeJS.ProcessEnv, run: (client: BatonClient) => Promise<number>): Promise<number> {
+  let connect;
+  try {
+    connect = await natsConnectionOptions(options, env);
+  } catch (err) {
+    if (!(err instanceof NatsOptionError)) throw err;
+    io.err(`baton ${command}: ${err.message}`);
+    return RUNTIME_EXIT.refused;
+  }
   let transport: NatsTransport;
   try {
-    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-${command}-${process.pid}`, maxReconnectAttempts: 0 });
+    transport = await NatsTransport.connect({ ...connect, name: `baton-${command}-${process.pid}`, maxReconnectAttempts: 0 });
   } catch (err) {
     io.err(`baton ${command}: cannot connect to NATS at ${options.nats}: ${message(err)}`);
     return RUNTIME_EXIT.unreachable;
@@ -54,8 +62,8 @@ async function withDaemon(command: string, options: RuntimeCommandOptions, io: C
 }
 
 /** `baton status`: the daemon's overview from `runtime.status`, as one block or (`--json`) the reply as JSON. */
-export async function runStatus(options: RuntimeCommandOptions, io: CliIo): Promise<number> {
-  return await withDaemon('status', options, io, async (client) => {
+export async function runStatus(options: RuntimeCommandOptions, io: CliIo, env: NodeJS.ProcessEnv = {}): Promise<number> {
+  return await withDaemon('status', options, io, env, async (client) => {
     const reply = await client.runtimeStatus();
     if (options.json) io.out(JSON.stringify(reply));
     else for (const line of statusBlock(reply, options.nats)) io.out(line);
@@ -67,8 +75,8 @@ export async function runStatus(options: RuntimeCommandOptions, io: CliIo): Prom
  * `baton sessions`: the daemon's sessions from `runtime.sessions`, as an aligned table or (`--json`) the reply as
  * JSON. With `limit`, one page (its `next` printed); without, every page, joined into one reply without `next`.
  */
-export async function runSessions(options: SessionsOptions, io: CliIo): Promise<number> {
-  return await withDaemon('sessions', options, io, async (client) => {
+export async function runSessions(options: SessionsOptions, io: CliIo, env: NodeJS.ProcessEnv = {}): Promise<number> {
+  return await withDaemon('sessions', options, io, env, async (client) => {
     const after = options.after !== undefined ? { after: options.after } : {};
     let reply = await client.runtimeSessions({ ...after, ...(options.limit !== undefined ? { limit: options.limit } : {}) });
     if (options.limit === undefined) {

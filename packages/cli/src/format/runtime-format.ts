@@ -47,8 +47,23 @@ export function statusBlock(r: RuntimeStatusReply, url: string): string[] {
     ['pool', pool.join(' · ')],
     ...(r.rss_bytes !== undefined ? [['memory', `${byteSize(r.rss_bytes)} resident (RSS)`]] : []),
     ['log', log.join(' · ')],
+    ...(r.cluster !== undefined ? [['cluster', clusterText(r.cluster)]] : []),
   ];
   return lines.map(([label, text]) => `${(label ?? '').padEnd(9)} ${text ?? ''}`);
+}
+
+/** `replicated · lease 15s · holds 12 · heartbeat 0.4 s ago · 3 daemons (1 stale)`, and `paused` when it is. */
+function clusterText(c: NonNullable<RuntimeStatusReply['cluster']>): string {
+  const stale = c.daemons.filter((d) => d.stale).length;
+  const parts = [
+    c.durability,
+    `lease ${duration(c.lease_ms)}`,
+    `holds ${groupDigits(c.sessions_held)}`,
+    c.heartbeat_age_ms === null ? 'no heartbeat yet' : `heartbeat ${(c.heartbeat_age_ms / 1000).toFixed(1)} s ago`,
+    `${plural(c.daemons.length, 'daemon')}${stale > 0 ? ` (${stale} stale)` : ''}`,
+  ];
+  if (c.paused) parts.push('paused: cannot reach the cluster bucket');
+  return parts.join(' · ');
 }
 
 /** `success …-w1`, `failure/transient …-w2`; `–` when no writer settled, `?` when the log does not say. */
