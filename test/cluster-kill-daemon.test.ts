@@ -35,7 +35,8 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
   });
 
   it('serves the dead daemon’s sessions from the others: no acknowledged append lost, watermarks and checkpoint versions intact, replay verifies', async () => {
-    const client = new BatonClient(transport, { timeoutMs: 5_000, failover: { timeoutMs: 45_000 } });
+    // An append in flight when its daemon dies waits out this timeout before the client fails over.
+    const client = new BatonClient(transport, { timeoutMs: 2_000, failover: { timeoutMs: 45_000 } });
     const load = new SessionLoad(client, 'k');
     await load.open(SESSIONS);
     // Five turns each: the first rung is crossed, every session runs a writer that commits a checkpoint.
@@ -66,7 +67,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     const takeovers = [...firstAfter.values()].sort((x, y) => x - y);
     console.log(
       `SIGKILL of ${victim.daemonId} holding ${lost.size}/${SESSIONS} sessions (lease ${LEASE_MS} ms): first append served after the kill ` +
-        `p50 ${takeovers[Math.floor(takeovers.length / 2)]?.toFixed(0)} ms, max ${takeovers.at(-1)?.toFixed(0)} ms; ${load.ackedCount()} appended ids acknowledged`,
+        `p50 ${takeovers[Math.floor(takeovers.length / 2)]?.toFixed(0)} ms, max ${takeovers.at(-1)?.toFixed(0)} ms (client request timeout 2000 ms); ${load.ackedCount()} appended ids acknowledged`,
     );
     expect(firstAfter.size).toBe(lost.size);
 
