@@ -15,8 +15,8 @@ interface Member {
   readonly hydrated: Map<string, Record<string, unknown>>;
 }
 
-async function member(nats: string, model: LoopbackModel): Promise<Member> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'baton-replicated-'));
+async function member(nats: string, model: LoopbackModel, options: { dataDir?: string; cluster?: boolean; prefix?: string } = {}): Promise<Member> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'baton-replicated-')));
   const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
   const transport = await NatsTransport.connect({ servers: nats });
   const hydrated = new Map<string, Record<string, unknown>>();
@@ -25,9 +25,10 @@ async function member(nats: string, model: LoopbackModel): Promise<Member> {
     log,
     dataDir,
     poolSize: 1,
+    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
     model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
     tail: TEST_TAIL,
-    cluster: { connection: transport.connection, leaseMs: 1_000, durability: 'replicated' },
+    ...(options.cluster === false ? {} : { cluster: { connection: transport.connection, leaseMs: 1_000, durability: 'replicated' as const } }),
     logger: (_level, msg, data) => {
       const sid = data?.['sessionId'];
       if (msg === 'session hydrated' && typeof sid === 'string') hydrated.set(sid, data ?? {});
@@ -149,5 +150,35 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     expect(status.log?.messages).toBeGreaterThan(0);
     // One server, no JetStream cluster: no replica to report.
     expect(status.bucket.replicas).toEqual([]);
+  });
+
+  it('replicates, on its first claim, a session written before its daemon ran with durability replicated', async () => {
+    // A daemon alone (no cluster, its own prefix) writes a session; the same data directory then serves in cluster mode.
+    const prefix = 'legacy';
+    const alone = await member(nats.url, model, { cluster: false, prefix });
+    const plain = new BatonClient(transport, { timeoutMs: 5_000, prefix });
+    const sid = (await plain.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, checkpoint: { enabled: false } })).session_id;
+    await plain.append(sid, conversation(2, { prefix: 'old-' }));
+    await alone.daemon.stop();
+    await alone.transport.close();
+    await alone.log.close();
+    // A cluster daemon on an empty disk is already there; the old one joins, claims the session no daemon ever
+    // claimed and writes its records to the replicated log, so the other forwards the open instead of taking the id
+    // for a new session.
+    const other = await member(nats.url, model, { prefix });
+    members.push(other);
+    const a = await member(nats.url, model, { dataDir: alone.dataDir, prefix });
+    members.push(a);
+    expect(a.hydrated.get(sid)).toMatchObject({ unreplicated: true, replaced: false });
+    const client = new BatonClient(transport, { timeoutMs: 5_000, prefix, failover: { timeoutMs: 30_000 } });
+    for (let i = 0; i < 4; i++) expect((await client.open({ session_id: sid, project_id: 'shop', model: MODEL })).resumed).toBe(true);
+    await client.append(sid, conversation(3, { prefix: 'old-' }));
+    // Its daemon goes silent; the other, on its empty disk, takes the session over with the records from before.
+    await a.transport.connection.close();
+    const b = other;
+    await client.append(sid, conversation(4, { prefix: 'old-' }));
+    expect(b.hydrated.get(sid)).toMatchObject({ unreplicated: false, replaced: false });
+    expect(appendedIds(b.log, sid)).toEqual(new Set(conversation(4, { prefix: 'old-' }).map((m) => m.id)));
+    expect(verifySession(b.log, sid).divergence).toBeNull();
   });
 });

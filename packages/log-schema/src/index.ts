@@ -13,7 +13,7 @@ export type {
 } from './event-log.ts';
 
 // Streams, typed logs over them, and record checks
-export { COMMITS_STREAM, parseStream, sessionStream, sessionWritersPrefix, writerStream } from './streams.ts';
+export { COMMITS_STREAM, SESSION_STREAMS_PREFIX, parseStream, sessionStream, sessionWritersPrefix, writerStream } from './streams.ts';
 export { StreamLog } from './stream-log.ts';
 export { commitLog, sessionLog, writerLog } from './logs.ts';
 export { checkAppendInputs, checkRecord } from './record-stream.ts';

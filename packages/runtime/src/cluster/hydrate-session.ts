@@ -18,6 +18,11 @@ export interface HydrateReport {
   readonly commits: number;
   /** Memory files written from the history (the newest committed version of each, where it may be written). */
   readonly files: number;
+  /**
+   * The replicated log holds none of the session's records but this daemon's log does (written before it ran with
+   * durability `replicated`): the local copy is kept and must be written to the replicated log before serving.
+   */
+  readonly unreplicated: boolean;
 }
 
 /** Where a new owner keeps memory-file contents and the live files (absent: the contents are not materialised). */
@@ -34,7 +39,8 @@ const CHUNK = 256;
  * serves the session: each stream of the session (its own, its writers') gets the records it lacks, in order, with
  * their lookup keys, so the session loads (from its newest snapshot) and `replay --verify` re-folds it as on the
  * previous owner. A local copy that is not a prefix of the history (records the replicated log never acknowledged, or
- * another owner's since) is removed and rebuilt from the history. Commit journal entries of its writers are offered to
+ * another owner's since) is removed and rebuilt from the history — unless the history holds nothing of the session's
+ * own stream: then the local copy is the only one, kept, and reported `unreplicated`. Commit journal entries of its writers are offered to
  * the shared journal, which keeps each one once (by message id). Throws `ClusterError('gap')` when the history skips
  * records of a stream, `ClusterError('bad_entry')` for a stream that is not the session's.
  */
@@ -66,7 +72,9 @@ export async function hydrateSession(log: EventLog, sessionId: string, history: 
     }
   }
   const local = [sessionStream(sessionId), ...log.streams(sessionWritersPrefix(sessionId))].filter((s) => belongsTo(s, sessionId) && log.lastSeq(s) > 0);
-  const keep = local.every((s) => isPrefix(log, s, wanted.get(s) ?? []));
+  // A replicated session's first batch holds its opening: a history without the session's own stream never had it.
+  const unreplicated = !wanted.has(sessionStream(sessionId)) && log.lastSeq(sessionStream(sessionId)) > 0;
+  const keep = unreplicated || local.every((s) => isPrefix(log, s, wanted.get(s) ?? []));
   if (!keep) {
     if (log.removeStream === undefined) throw new ClusterError('gap', `the local copy of session ${sessionId} differs from its replicated log and this event log cannot replace it`, { sessionId });
     for (const s of local) await log.removeStream(s);
@@ -85,7 +93,7 @@ export async function hydrateSession(log: EventLog, sessionId: string, history: 
   }
   if (commits.length > 0) await log.append(COMMITS_STREAM, commits);
   const written = files === undefined ? 0 : await materialise(files, sessionId, commits);
-  return { appended, replaced: !keep, streams: wanted.size, commits: commits.length, files: written };
+  return { appended, replaced: !keep, streams: wanted.size, commits: commits.length, files: written, unreplicated };
 }
 
 async function storeBlob(history: HistoryStore, blob: AppendInput, index: number): Promise<void> {

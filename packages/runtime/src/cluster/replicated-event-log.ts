@@ -89,6 +89,16 @@ export class ReplicatedEventLog implements EventLog {
     });
   }
 
+  /**
+   * Writes a session's local records the replicated log never had (`unreplicatedRecords`) as the first batch of this
+   * daemon's epoch, before the session is served; later appends continue from their seqs.
+   */
+  seed(sessionId: string, parts: readonly StreamRecords[]): Promise<void> {
+    const writer = this.#o.writerOf(sessionId);
+    if (writer === undefined) return Promise.reject(new ClusterError('not_owner', `session ${sessionId} is not held by this daemon`, { sessionId }));
+    return this.#enqueue(sessionId, () => (parts.length > 0 ? writer.write(parts) : writer.flush()));
+  }
+
   /** Resolves once everything this daemon queued for `sessionId` is in the replicated log (retrying a failed write). */
   catchUp(sessionId: string): Promise<void> {
     const writer = this.#o.writerOf(sessionId);

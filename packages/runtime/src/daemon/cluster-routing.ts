@@ -1,5 +1,5 @@
 import { TransportError, type InboundMessage, type Transport, type TransportSubscription } from '@baton/client';
-import { sessionStream, type EventLog } from '@baton/log-schema';
+import { SESSION_STREAMS_PREFIX, sessionStream, type EventLog } from '@baton/log-schema';
 import { ErrorReplySchema, ProtocolError, decodeReply, encodingFromHeaders, type Subjects } from '@baton/protocol';
 import { ClusterError } from '../cluster/cluster-error.ts';
 import type { Claim, ClusterMembership } from '../cluster/cluster-membership.ts';
@@ -122,6 +122,21 @@ export class ClusterRouting {
     this.#subs.set(sessionId, this.#o.serve(sessionId));
     this.#o.logger('info', 'session claimed', { sessionId, epoch: claim.epoch, marker: claim.markerIndex, overtaken: claim.overtaken, batches: claim.history.batches.length });
     return { held: true };
+  }
+
+  /**
+   * Claims every session of this daemon's log that no daemon ever claimed (written before it ran in cluster mode), so
+   * that other daemons find its holder instead of taking its id for a new session. With durability `replicated` the
+   * claim also writes its records to the replicated log. Sessions claimed before (by anyone) are left alone.
+   */
+  async adoptUnclaimed(): Promise<number> {
+    const ids = [...this.#o.log.streams(SESSION_STREAMS_PREFIX)].map((s) => s.slice(SESSION_STREAMS_PREFIX.length));
+    let adopted = 0;
+    for (const sessionId of ids) {
+      if ((await this.#o.membership.epochs.latest(sessionId)) !== null) continue;
+      if ((await this.acquire(sessionId)).held) adopted++;
+    }
+    return adopted;
   }
 
   /** Relays an `open` to the session's holder and returns its answer (its error as a `ProtocolError`). */

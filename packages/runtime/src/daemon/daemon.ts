@@ -49,6 +49,7 @@ import { ClusterMembership } from '../cluster/cluster-membership.ts';
 import { clusterNames } from '../cluster/cluster-names.ts';
 import { hydrateSession } from '../cluster/hydrate-session.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
+import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
@@ -268,6 +269,8 @@ export class BatonDaemon {
         if (c.durability !== 'replicated') return;
         const files = { history: new HistoryStore(join(this.#o.dataDir, 'history')), memoryRoot: join(this.#o.dataDir, 'memory') };
         const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history, files);
+        // Records written before this daemon replicated them: the replicated log gets them before anything else.
+        if (report.unreplicated) await this.#replicated?.seed(claim.sessionId, unreplicatedRecords(this.#o.log, claim.sessionId));
         this.#logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
       },
       catchUp: (sessionId) => this.#replicated?.catchUp(sessionId) ?? Promise.resolve(),
@@ -275,6 +278,8 @@ export class BatonDaemon {
       forget: (sessionId) => this.#sessions.forget(sessionId),
       logger: this.#logger,
     });
+    const adopted = await this.#routing.adoptUnclaimed();
+    if (adopted > 0) this.#logger('info', 'claimed the sessions of this data directory no daemon had claimed', { sessions: adopted });
   }
 
   /** Resolves once start-up repair is done. */

@@ -42,7 +42,7 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
   });
 
   it('fills an empty log with every stream, lookup keys included, and offers commits once', async () => {
-    expect(await hydrateSession(log, 's1', full)).toEqual({ appended: 4, replaced: false, streams: 2, commits: 1, files: 0 });
+    expect(await hydrateSession(log, 's1', full)).toEqual({ appended: 4, replaced: false, streams: 2, commits: 1, files: 0, unreplicated: false });
     expect([...log.read('session/s1')].map((r) => r.at)).toEqual([1, 2, 4]);
     expect(log.keySeq('session/s1', 'm:2')).toBe(3);
     expect(log.lastSeq('writer/s1-w1')).toBe(1);
@@ -98,6 +98,14 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
     expect(log.lastSeq('memory/commits')).toBe(2);
     const bad = history([[{ s: 'memory/blobs', b: 0, r: [{ type: 'blob', at: 1, payload: { hash: contentHash('x'), data: new TextEncoder().encode('y') } }] }]]);
     await expect(hydrateSession(log, 's1', bad, files)).rejects.toMatchObject({ code: 'bad_entry' });
+  });
+
+  it('keeps a local copy the replicated log never had (written before replication) and says so', async () => {
+    await log.append('session/s1', [rec('session.opened', 1), rec('messages.appended', 2, ['m:1'])]);
+    const markersOnly = foldLogEntries([{ index: 1, entry: { k: 'marker', e: 1, d: 'a' } }]);
+    expect(await hydrateSession(log, 's1', markersOnly)).toMatchObject({ appended: 0, replaced: false, unreplicated: true });
+    expect(log.lastSeq('session/s1')).toBe(2);
+    expect(log.keySeq('session/s1', 'm:1')).toBe(2);
   });
 
   it('refuses a history that skips records of a stream, or holds another session’s', async () => {
