@@ -114,7 +114,11 @@ const SECTIONS: readonly BenchEntry[] = [
     run: async () => (await cliStart.load()).benchCliStart(),
     targets: (section) => cliStart.get()?.cliStartTargets(section) ?? unavailable('CLI start-up'),
   },
-  { name: 'cluster', run: async () => (await cluster.load()).benchCluster() },
+  {
+    name: 'cluster',
+    run: async () => (await cluster.load()).benchCluster(),
+    targets: (section) => cluster.get()?.clusterTargets(section) ?? unavailable('cluster'),
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
