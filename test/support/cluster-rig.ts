@@ -154,11 +154,23 @@ export class SessionLoad {
 
 const stores = new WeakMap<NatsConnection, Promise<ClusterStore>>();
 
+/** Opens the cluster's store, trying again for a while when JetStream is electing a leader (a node was killed). */
+async function openStore(nc: NatsConnection, replicas: number): Promise<ClusterStore> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ClusterStore.open(nc, clusterNames('baton'), { replicas });
+    } catch (err) {
+      if (attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 /** A session's replicated log as JetStream holds it, folded (throws when two owners' records interleave). */
 export async function replicatedHistory(nc: NatsConnection, sessionId: string, replicas: number): Promise<LogHistory> {
   let store = stores.get(nc);
   if (store === undefined) {
-    store = ClusterStore.open(nc, clusterNames('baton'), { replicas });
+    store = openStore(nc, replicas);
     stores.set(nc, store);
   }
   // Entry by entry (requests in parallel, each answered by the stream's leader): no consumer to place or recover.

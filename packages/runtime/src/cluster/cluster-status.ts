@@ -3,8 +3,10 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { z } from 'zod';
 import { ClusterError } from './cluster-error.ts';
+import { isTransient } from './jetstream-errors.ts';
 import type { ClusterNames } from './cluster-names.ts';
 import { SessionEpochs } from './session-epochs.ts';
+import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 
 /** One daemon as its heartbeat in the cluster's KV bucket says. */
 export interface DaemonStatus {
@@ -74,12 +76,18 @@ function parsed<T>(schema: z.ZodType<T>, bytes: Uint8Array): T | null {
  * session's owner hint, and the replicas of the log stream and the KV bucket (leader, current, lag). Throws
  * `ClusterError('config')` when the bucket does not exist (no daemon ever ran in cluster mode on this prefix).
  */
-export async function readClusterStatus(nc: NatsConnection, names: ClusterNames, now: number): Promise<ClusterStatus> {
+export async function readClusterStatus(nc: NatsConnection, names: ClusterNames, now: number, retry: RetryPolicy = DEFAULT_RETRY): Promise<ClusterStatus> {
+  // A read: tried again as a whole while JetStream elects a leader (a node just went away).
+  return await withRetry(`cluster status of ${names.prefix}`, () => readOnce(nc, names, now), retry);
+}
+
+async function readOnce(nc: NatsConnection, names: ClusterNames, now: number): Promise<ClusterStatus> {
   const jsm = await jetstreamManager(nc, { timeout: 5_000 });
   let bucketInfo: StreamInfo;
   try {
     bucketInfo = await jsm.streams.info(`KV_${names.bucket}`);
   } catch (err) {
+    if (isTransient(err)) throw err;
     throw new ClusterError('config', `no cluster on prefix ${names.prefix}: KV bucket ${names.bucket} not found`, { bucket: names.bucket }, { cause: err });
   }
   const logInfo = await jsm.streams.info(names.logStream).catch(() => null);
