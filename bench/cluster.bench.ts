@@ -8,15 +8,19 @@
  *    (LMDB only): one daemon of each, on their own subject prefixes, both up the whole time but loaded one at a time,
  *    in alternating blocks whose order flips each round so the machine's noise hits both alike. Single ~1.5 KB
  *    messages, four sessions, once one request in flight (sequential) and once one per session (4 in flight).
- * 2. Takeover time: sessions opened while only the victim daemon runs, a standby started and given time to watch the
- *    victim's heartbeats, then the victim is SIGKILLed. Per session, the time from the kill to its first append answered
- *    (the client fails over: it reopens the session through the queue group and repeats the append). Checked: each
- *    of those sessions is then held by the standby. Rounds with a short lease and one with the CLI's default lease;
- *    takeover is the lease plus the client's retry interval plus the claim, so the lease dominates it.
- * 3. Aggregate appends/s with 1, 2 and 3 daemon processes (replicated, R3): 30 sessions opened through the queue group
- *    (so spread over the daemons), one append in flight per session, the median of three timed windows. CPU time of
- *    the nodes, the daemons and the load generator is read from /proc over the same windows, to show where the
- *    machine's cores go.
+ * 2. Takeover time: sessions opened while only the victim daemon runs, a standby started and given half a lease to
+ *    watch the victim's heartbeats, then the victim is SIGKILLed with its sessions idle. Per session, the time from the
+ *    kill to its first append answered (the client fails over: it reopens the session through the queue group, retrying
+ *    while no daemon may claim it yet, and repeats the append). Checked: each of those sessions is then held by the
+ *    standby. Five kills with a 3 s lease, one with the CLI's default 15 s lease. A kill's sessions all move at the
+ *    moment the standby judges the victim stale, so the kills are the independent samples; the time is the lease,
+ *    counted from the victim's last beat, plus the client's retry interval and the claim: the lease dominates it.
+ * 3. Aggregate appends/s with 1, 2 and 3 daemon processes (replicated, R3): one set of daemons per count, all started
+ *    first on their own prefixes, each with 30 sessions opened through the queue group (so spread over its daemons);
+ *    the sets are loaded one at a time (one append in flight per session) in rounds whose order flips, and each figure
+ *    is the median of the rounds' windows. CPU time of the nodes, the loaded daemons and the load generator is read
+ *    from /proc over the same windows, with the machine's busy time, to show where the cores go and how much of them
+ *    other work on the machine took.
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/cluster.bench.ts` (env: BENCH_CLUSTER_PARTS=latency,takeover,
  * throughput to run some parts only; BENCH_CLUSTER_VERBOSE=1 prints each takeover sample and reopen on stderr).
@@ -243,10 +247,10 @@ async function takeoverRows(cluster: NatsClusterHandle, model: LoopbackModel, ro
     { name: 'takeover p50', value: Math.round(quantile(s, 0.5)), unit: 'ms', note: `kill → first append answered by another daemon (sessions idle at the kill); lease ${SHORT_LEASE_MS} ms, ${s.length} sessions over ${ROUNDS} kills, ${retry}, request timeout ${REQUEST_TIMEOUT_MS} ms` },
     { name: CLUSTER_ROWS.takeoverP99, value: Math.round(quantile(s, 0.99)), unit: 'ms', note: `lease ${SHORT_LEASE_MS} ms` },
     {
-      name: 'takeover per kill: fastest / median / slowest',
+      name: 'takeover per kill, median',
       value: Math.round(median(short.perKill)),
       unit: 'ms',
-      note: `${short.perKill.map((x) => Math.round(x)).join(', ')} ms (slowest session of each kill; a kill's sessions move together, so the kills are the independent samples)`,
+      note: `${short.perKill.map((x) => Math.round(x)).join(', ')} ms per kill, its slowest session (a kill's sessions move together: the kills are the independent samples)`,
     },
     { name: 'takeover p50 − lease', value: Math.round(quantile(s, 0.5) - SHORT_LEASE_MS), unit: 'ms', note: 'the lease runs from the victim\'s last beat, up to a third of a lease before the kill' },
     { name: 'takeover p50, CLI default lease', value: Math.round(quantile(l, 0.5)), unit: 'ms', note: `lease ${CLI_DEFAULT_LEASE_MS} ms (baton daemon --cluster default), ${l.length} sessions, 1 kill: the lease dominates` },
@@ -290,84 +294,105 @@ interface Window {
   readonly loadCpu: number;
 }
 
+/** One set of daemons on its own prefix, with its sessions already opened through the queue group. */
+interface DaemonSet {
+  readonly n: number;
+  readonly children: DaemonChild[];
+  readonly client: BatonClient;
+  readonly sessions: string[];
+  readonly windows: Window[];
+}
+
+/** Appends back to back on every session of `set` (one in flight each) for `warmupMs`, then times one window. */
+async function measureWindow(set: DaemonSet, allDaemonPids: readonly number[], natsPids: readonly number[], warmupMs: number, windowMs: number, cores: number): Promise<void> {
+  let done = 0;
+  let stop = false;
+  const loops = Promise.all(
+    set.sessions.map(async (sid, s) => {
+      for (let i = 0; !stop; i++) {
+        await set.client.append(sid, [message(`p${set.n}s${s}w${set.windows.length}`, i)]);
+        done++;
+      }
+    }),
+  );
+  await new Promise((r) => setTimeout(r, warmupMs));
+  const pids = set.children.map((c) => c.pid);
+  const m0 = machineTicks();
+  const [nats0, set0, all0, load0, done0, t0] = [cpuOf(natsPids), cpuOf(pids), cpuOf(allDaemonPids), process.cpuUsage(), done, performance.now()];
+  await new Promise((r) => setTimeout(r, windowMs));
+  const [nats1, set1, all1, load1, done1, t1] = [cpuOf(natsPids), cpuOf(pids), cpuOf(allDaemonPids), process.cpuUsage(load0), done, performance.now()];
+  const m1 = machineTicks();
+  stop = true;
+  await loops;
+  const appends = Math.max(1, done1 - done0);
+  const loadMs = (load1.user + load1.system) / 1000;
+  const busy = m0 !== undefined && m1 !== undefined ? (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total) : Number.NaN;
+  set.windows.push({
+    perSecond: (done1 - done0) / ((t1 - t0) / 1000),
+    machineBusy: busy,
+    // The idle daemon sets count as ours here (their heartbeats), not as other processes.
+    otherCores: busy * cores - (nats1 - nats0 + all1 - all0 + loadMs) / (t1 - t0),
+    natsCpu: ((nats1 - nats0) * 1000) / appends,
+    daemonCpu: ((set1 - set0) * 1000) / appends,
+    loadCpu: (loadMs * 1000) / appends,
+  });
+}
+
+/**
+ * Sets of 1, 2 and 3 daemons, all started first (on their own prefixes; a set not under load only beats its
+ * heartbeats), then loaded one at a time in rounds whose order flips, so other work on the machine hits them alike.
+ */
 async function throughputRows(cluster: NatsClusterHandle, model: LoopbackModel, rows: BenchRow[]): Promise<void> {
   const SESSIONS = 30;
-  const WINDOWS = 3;
+  const ROUNDS = 3;
   const WINDOW_MS = 3_000;
-  const WARMUP_MS = 1_000;
+  const WARMUP_MS = 700;
   const cores = cpus().length;
-  const medians = new Map<number, number>();
-  for (const n of [1, 2, 3]) {
-    const prefix = `benchtp${n}`;
-    const children: DaemonChild[] = [];
-    const transport = await NatsTransport.connect({ servers: [...cluster.urls] });
-    try {
+  const transport = await NatsTransport.connect({ servers: [...cluster.urls] });
+  const sets: DaemonSet[] = [];
+  try {
+    for (const n of [1, 2, 3]) {
+      const prefix = `benchtp${n}`;
+      const children: DaemonChild[] = [];
+      const set: DaemonSet = { n, children, client: new BatonClient(transport, { prefix, timeoutMs: 30_000 }), sessions: [], windows: [] };
+      sets.push(set);
       for (let i = 0; i < n; i++) children.push(await DaemonChild.spawn({ servers: serversFor(cluster, i), baseURL: model.baseURL, leaseMs: 5_000, durability: 'replicated', replicas: 3, prefix }));
-      const client = new BatonClient(transport, { prefix, timeoutMs: 30_000 });
-      const sessions: string[] = [];
-      for (let i = 0; i < SESSIONS; i++) sessions.push((await client.open(OPEN)).session_id);
-      const spread = children.map((c) => sessions.filter((sid) => c.held().has(sid)).length);
-
-      // One loop per session, appending back to back until told to stop; `done` counts acknowledged appends.
-      let done = 0;
-      let stop = false;
-      const loops = Promise.all(
-        sessions.map(async (sid, s) => {
-          for (let i = 0; !stop; i++) {
-            await client.append(sid, [message(`p${s}`, i)]);
-            done++;
-          }
-        }),
-      );
-      await new Promise((r) => setTimeout(r, WARMUP_MS));
-      const natsPids = cluster.nodes.map((node) => node.pid);
-      const daemonPids = children.map((c) => c.pid);
-      const windows: Window[] = [];
-      for (let w = 0; w < WINDOWS; w++) {
-        const m0 = machineTicks();
-        const [nats0, daemons0, load0, done0, t0] = [cpuOf(natsPids), cpuOf(daemonPids), process.cpuUsage(), done, performance.now()];
-        await new Promise((r) => setTimeout(r, WINDOW_MS));
-        const [nats1, daemons1, load1, done1, t1] = [cpuOf(natsPids), cpuOf(daemonPids), process.cpuUsage(load0), done, performance.now()];
-        const m1 = machineTicks();
-        const appends = Math.max(1, done1 - done0);
-        const busyCores = m0 !== undefined && m1 !== undefined ? ((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)) * cores : Number.NaN;
-        const oursCores = (nats1 - nats0 + daemons1 - daemons0 + (load1.user + load1.system) / 1000) / (t1 - t0);
-        windows.push({
-          otherCores: busyCores - oursCores,
-          perSecond: (done1 - done0) / ((t1 - t0) / 1000),
-          machineBusy: m0 !== undefined && m1 !== undefined ? (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total) : Number.NaN,
-          natsCpu: ((nats1 - nats0) * 1000) / appends,
-          daemonCpu: ((daemons1 - daemons0) * 1000) / appends,
-          loadCpu: (load1.user + load1.system) / appends,
-        });
-      }
-      stop = true;
-      await loops;
-      const med = (pick: (w: Window) => number): number => median(windows.map(pick));
-      const perSecond = med((w) => w.perSecond);
-      medians.set(n, perSecond);
-      const plural = n > 1 ? 's' : '';
+      for (let i = 0; i < SESSIONS; i++) set.sessions.push((await set.client.open(OPEN)).session_id);
+    }
+    const natsPids = cluster.nodes.map((node) => node.pid);
+    const allDaemonPids = sets.flatMap((s) => s.children.map((c) => c.pid));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const set of round % 2 === 0 ? sets : [...sets].reverse()) await measureWindow(set, allDaemonPids, natsPids, WARMUP_MS, WINDOW_MS, cores);
+    }
+    for (const set of sets) {
+      const med = (pick: (w: Window) => number): number => median(set.windows.map(pick));
+      const plural = set.n > 1 ? 's' : '';
+      const spread = set.children.map((c) => set.sessions.filter((sid) => c.held().has(sid)).length);
       rows.push(
         {
-          name: `aggregate appends/s, ${n} daemon${plural} (replicated)`,
-          value: Math.round(perSecond),
+          name: `aggregate appends/s, ${set.n} daemon${plural} (replicated)`,
+          value: Math.round(med((w) => w.perSecond)),
           unit: 'appends/s',
-          note: `${SESSIONS} sessions (${spread.join('/')} per daemon), 1 in flight each, median of ${WINDOWS} × ${WINDOW_MS / 1000} s`,
+          note: `${SESSIONS} sessions (${spread.join('/')} per daemon), 1 in flight each; median of ${ROUNDS} × ${WINDOW_MS / 1000} s windows (${set.windows.map((w) => Math.round(w.perSecond)).join(', ')})`,
         },
         {
-          name: `  CPU per append, ${n} daemon${plural}: nats / daemons / load`,
+          name: `  CPU per append, ${set.n} daemon${plural}`,
           value: round1(med((w) => w.natsCpu + w.daemonCpu + w.loadCpu)),
           unit: 'µs',
-          note: `${Math.round(med((w) => w.natsCpu))} / ${Math.round(med((w) => w.daemonCpu))} / ${Math.round(med((w) => w.loadCpu))} µs; machine ${Math.round(med((w) => w.machineBusy) * 100)}% busy of ${cores} cores, ${round1(med((w) => w.otherCores))} core(s) of it other processes`,
+          note: `nats ${Math.round(med((w) => w.natsCpu))} + daemons ${Math.round(med((w) => w.daemonCpu))} + load ${Math.round(med((w) => w.loadCpu))} µs; machine ${Math.round(med((w) => w.machineBusy) * 100)}% busy of ${cores} cores, ${round1(med((w) => w.otherCores))} core of it other processes`,
         },
       );
-    } finally {
-      await transport.close();
-      await stopAll(children);
     }
+    // Per round, the ratio of the n-daemon window to the 1-daemon window of the same round; the median of those.
+    const one = sets[0] as DaemonSet;
+    for (const set of sets.slice(1)) {
+      const ratios = set.windows.map((w, i) => w.perSecond / (one.windows[i]?.perSecond ?? Number.NaN));
+      rows.push({ name: `scaling ${set.n} daemons / 1`, value: round2(median(ratios)), unit: '×', note: `median of per-round ratios; every process on these ${cores} cores: not a multi-machine figure` });
+    }
+  } finally {
+    await transport.close();
+    for (const set of sets) await stopAll(set.children);
   }
-  const one = medians.get(1) ?? Number.NaN;
-  for (const n of [2, 3]) rows.push({ name: `scaling ${n} daemons / 1`, value: round2((medians.get(n) ?? Number.NaN) / one), unit: '×', note: `all processes on these ${cores} cores: not a multi-machine figure` });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
