@@ -4,7 +4,7 @@ import { BatonClient, NatsTransport } from '@baton/client';
 import { LmdbEventLog, verifySession } from '@baton/runtime';
 import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonChild, SessionLoad, historyIds, replicatedHistory, writersSettled } from './support/cluster-rig.ts';
+import { SessionLoad, historyIds, replicatedHistory, spawnDaemons, writersSettled, type DaemonChild } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
@@ -20,7 +20,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     model = await startLoopbackModel({ mode: 'extractive' });
     const config = { baseURL: model.baseURL, leaseMs: LEASE_MS, durability: 'replicated' as const, replicas: 3 };
     const urls = cluster.urls;
-    daemons = await Promise.all([0, 1, 2].map((i) => DaemonChild.spawn({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
+    daemons = await spawnDaemons([0, 1, 2].map((i) => ({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
     transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
   }, 60_000);
 

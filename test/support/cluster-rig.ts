@@ -102,6 +102,22 @@ export class DaemonChild {
   }
 }
 
+/**
+ * Spawns one daemon per config, all at once; when one fails to start, the others are stopped (and their data
+ * directories removed) before the error is thrown, so no child outlives a failed start.
+ */
+export async function spawnDaemons(configs: readonly DaemonChildConfig[]): Promise<DaemonChild[]> {
+  const started = await Promise.allSettled(configs.map((c) => DaemonChild.spawn(c)));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed === undefined) return started.map((r) => (r as PromiseFulfilledResult<DaemonChild>).value);
+  for (const r of started) {
+    if (r.status !== 'fulfilled') continue;
+    await r.value.kill();
+    await rm(r.value.dataDir, { recursive: true, force: true });
+  }
+  throw failed.reason;
+}
+
 /** What a load of sessions has had acknowledged, by session. */
 export class SessionLoad {
   readonly sessions: string[] = [];
@@ -234,7 +250,14 @@ export async function startClusterRig(leaseMs: number): Promise<ClusterRig> {
   const model = await startLoopbackModel({ mode: 'extractive' });
   const urls = cluster.urls;
   const config = { baseURL: model.baseURL, leaseMs, durability: 'replicated' as const, replicas: 3 };
-  const daemons = await Promise.all([0, 1, 2].map((i) => DaemonChild.spawn({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
+  let daemons: DaemonChild[];
+  try {
+    daemons = await spawnDaemons([0, 1, 2].map((i) => ({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
+  } catch (err) {
+    await model.close();
+    await cluster.stop();
+    throw err;
+  }
   const transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
   return {
     cluster,
