@@ -344,7 +344,7 @@ async function measureWindow(set: DaemonSet, allDaemonPids: readonly number[], n
  */
 async function throughputRows(cluster: NatsClusterHandle, model: LoopbackModel, rows: BenchRow[]): Promise<void> {
   const SESSIONS = 30;
-  const ROUNDS = 3;
+  const ROUNDS = 5;
   const WINDOW_MS = 3_000;
   const WARMUP_MS = 700;
   const cores = cpus().length;
