@@ -93,7 +93,19 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   });
   metrics?.daemon.watch(daemon);
   writeDaemonPid(dataDir);
-  let gateway: BatonGateway;
+  let gateway: BatonGateway | null = null;
+  let inspector: InspectorServer | null = null;
+  /** Stops everything started so far, the last started first. */
+  const stopAll = async (): Promise<void> => {
+    await inspector?.close();
+    await gateway?.close();
+    await daemon.stop();
+    await clientTransport.close();
+    await daemonTransport.close();
+    await log.close();
+    await metricsServer?.close();
+    removeDaemonPid(dataDir);
+  };
   try {
     await daemon.ready();
     gateway = await BatonGateway.start({
@@ -110,26 +122,16 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     });
   } catch (err) {
     io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
-    await daemon.stop();
-    await log.close();
-    await metricsServer?.close();
-    removeDaemonPid(dataDir);
+    await stopAll();
     signal.dispose();
     return 1;
   }
-  let inspector: InspectorServer | null = null;
   if (options.inspect !== undefined) {
     try {
       inspector = await startInspector({ dataDir, data: InspectorData.over(dataDir, log), host: options.inspect.host, port: options.inspect.port });
     } catch (err) {
       io.err(`baton up: cannot serve the inspector on ${options.inspect.host}:${options.inspect.port}: ${errorLine(err)}`);
-      await gateway.close();
-      await daemon.stop();
-      await clientTransport.close();
-      await daemonTransport.close();
-      await log.close();
-      await metricsServer?.close();
-      removeDaemonPid(dataDir);
+      await stopAll();
       signal.dispose();
       return 1;
     }
@@ -139,13 +141,6 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   if (inspector !== null) io.out(`inspector: ${inspector.url} (read-only)`);
   await signal.received;
-  await inspector?.close();
-  await gateway.close();
-  await daemon.stop();
-  await clientTransport.close();
-  await daemonTransport.close();
-  await log.close();
-  await metricsServer?.close();
-  removeDaemonPid(dataDir);
+  await stopAll();
   return 0;
 }
