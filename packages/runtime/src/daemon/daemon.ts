@@ -48,6 +48,7 @@ import type { z } from 'zod';
 import { ClusterMembership } from '../cluster/cluster-membership.ts';
 import { clusterNames } from '../cluster/cluster-names.ts';
 import { hydrateSession } from '../cluster/hydrate-session.ts';
+import { joinSharedFiles, type JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
 import { HostPool } from '../host/host-pool.ts';
@@ -140,6 +141,8 @@ export class BatonDaemon {
   readonly #clusterOptions: ResolvedClusterOptions | null;
   /** Cluster mode, once joined: which daemon serves which session. */
   #routing: ClusterRouting | null = null;
+  /** Cluster mode, once joined: the project memory files every daemon shares. */
+  #shared: JoinedSharedFiles | null = null;
   /** Durability `replicated`: the log sessions and writers append to (local, then the session's replicated log). */
   readonly #replicated: ReplicatedEventLog | null;
   /** The session request handlers, by verb. */
@@ -173,11 +176,13 @@ export class BatonDaemon {
           })
         : null;
     const appendLog = this.#replicated ?? options.log;
-    this.#ready = Promise.all([this.#recover(memoryRoot), this.#joinCluster()]).then(() => {});
+    const recovered = this.#recover(memoryRoot);
+    this.#ready = Promise.all([recovered, this.#joinCluster(recovered)]).then(() => {});
     this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
       log: appendLog,
+      shared: () => this.#shared?.files ?? null,
       host: {
         dataDir: options.dataDir,
         memoryRoot,
@@ -196,6 +201,7 @@ export class BatonDaemon {
           options.anthropic === undefined || options.anthropic === null
             ? null
             : { baseURL: options.anthropic.baseURL, apiKey: options.anthropic.apiKey, timeoutMs: options.anthropic.timeoutMs ?? 120_000, maxRetries: options.anthropic.maxRetries ?? 2 },
+        sharedProjectFiles: this.#clusterOptions !== null,
       },
       events: {
         publish: ({ sessionId, event }) => this.#sessions.publish(sessionId, event),
@@ -245,7 +251,7 @@ export class BatonDaemon {
   }
 
   /** Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat) before any request is served. */
-  async #joinCluster(): Promise<void> {
+  async #joinCluster(recovered: Promise<void>): Promise<void> {
     const c = this.#clusterOptions;
     if (c === null) return;
     const membership = await ClusterMembership.join({
@@ -257,6 +263,16 @@ export class BatonDaemon {
       monotonic: c.monotonic,
       wallClock: () => this.#clock.now(),
       onError: (what, err) => this.#logger('warn', `cluster ${what} failed`, { error: String(err) }),
+    });
+    // Interrupted local commits are finished before shared versions are written over the same files.
+    await recovered;
+    this.#shared = await joinSharedFiles({
+      store: membership.store,
+      daemonId: this.id,
+      memoryRoot: join(this.#o.dataDir, 'memory'),
+      historyDir: join(this.#o.dataDir, 'history'),
+      log: this.#o.log,
+      logger: this.#logger,
     });
     this.#routing = new ClusterRouting({
       membership,
@@ -560,6 +576,7 @@ export class BatonDaemon {
       await this.#sessions.waitWritersIdle(this.waits.stopSettleMs);
       for (const sub of this.#subs) sub.unsubscribe();
       await this.#routing?.stop();
+      this.#shared?.follower.stop();
       this.#sessions.clearTimers();
       await this.#sessions.idle();
       await this.#sessions.flushDecisions();

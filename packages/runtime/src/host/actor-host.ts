@@ -7,6 +7,7 @@ import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSess
 import { ProtocolError } from '@baton/protocol';
 import OpenAI from 'openai';
 import { lazyClient, type ModelClients } from '../model/model-clients.ts';
+import type { SharedCommitRequest } from '../memory/shared-files-port.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
@@ -223,6 +224,9 @@ export class ActorHost {
       stagingRoot: join(this.#options.stagingRoot, effect.writerId),
       history: this.#history,
       journal: this.#journal,
+      ...(this.#options.sharedProjectFiles
+        ? { shared: { sync: (projectId: string) => this.#rpc.call('memory.sync', { projectId }), commit: (request: SharedCommitRequest) => this.#rpc.call('memory.commit', request) } }
+        : {}),
       budgets: this.#options.budgets,
       threadId: this.#threadId,
       clock: this.#clock,

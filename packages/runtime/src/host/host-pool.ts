@@ -10,6 +10,7 @@ import {
 } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
 import { SessionMessages } from '../daemon/session-messages.ts';
+import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { PortRpc } from './port-rpc.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';
 
@@ -47,7 +48,7 @@ export class HostPool {
   readonly #placement = new Map<string, number>();
   #closed = false;
 
-  constructor(options: { size: number; host: HostOptions; log: EventLog; events: HostPoolEvents }) {
+  constructor(options: { size: number; host: HostOptions; log: EventLog; events: HostPoolEvents; shared?: () => SharedFilesPort | null }) {
     this.#pool = new Piscina({
       filename: new URL(isTs ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
       minThreads: options.size,
@@ -58,6 +59,11 @@ export class HostPool {
       ...(isTs ? { execArgv: ['--conditions=@baton/source', '--import', 'tsx'] } : {}),
     });
     const messages = new SessionMessages(options.log);
+    const sharedFiles = (): SharedFilesPort => {
+      const port = options.shared?.() ?? null;
+      if (port === null) throw new ProtocolError('unavailable', 'shared project files are not available (not in a cluster, or not joined yet)');
+      return port;
+    };
     for (let i = 0; i < options.size; i++) {
       const { port1, port2 } = new MessageChannel();
       const rpc = new PortRpc<MainSide, WorkerSide>(port1, {
@@ -68,6 +74,8 @@ export class HostPool {
           },
           'log.messages': ({ sessionId, ids }) => messages.byIds(sessionId, ids),
           'log.recentMain': ({ sessionId, limit }) => messages.recentMain(sessionId, limit),
+          'memory.sync': ({ projectId }) => sharedFiles().sync(projectId),
+          'memory.commit': (request) => sharedFiles().commit(request),
         },
         notes: options.events,
       });

@@ -8,6 +8,7 @@ import type {
   StoredSessionRecord,
 } from '@baton/log-schema';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
+import type { SharedCommitRequest, SharedCommitResult } from '../memory/shared-files-port.ts';
 import type { Message, PublishedEventBody, WriterInfo, WriterOutcome, WriterSlot } from '@baton/protocol';
 
 /**
@@ -100,6 +101,10 @@ export interface MainSide {
     readonly 'log.messages': { request: { sessionId: string; ids: readonly string[] }; reply: Message[] };
     /** The newest `limit` main-slice messages ever appended to a session, oldest first. */
     readonly 'log.recentMain': { request: { sessionId: string; limit: number }; reply: Message[] };
+    /** Cluster mode: brings the project's shared memory files up to date; the version of each, by path. */
+    readonly 'memory.sync': { request: { projectId: string }; reply: Readonly<Record<string, number>> };
+    /** Cluster mode: commits a writer's project files as their next shared versions (or reports conflicts). */
+    readonly 'memory.commit': { request: SharedCommitRequest; reply: SharedCommitResult };
   };
   readonly notes: {
     readonly publish: { sessionId: string; event: PublishedEventBody };
@@ -122,4 +127,6 @@ export interface HostOptions {
   readonly model: { readonly baseURL: string; readonly apiKey: string; readonly writerModel: string | null; readonly timeoutMs: number; readonly maxRetries: number };
   /** The Anthropic Messages endpoint for sessions on that API (null: none configured; their writers fail with `auth`). */
   readonly anthropic: { readonly baseURL: string; readonly apiKey: string; readonly timeoutMs: number; readonly maxRetries: number } | null;
+  /** Cluster mode: the project's memory files are shared by every daemon (writers sync and commit them through the main thread). */
+  readonly sharedProjectFiles: boolean;
 }

@@ -31,6 +31,7 @@ import { classifyModelError } from './classify-error.ts';
 import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
 import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';
 import { allowedToolNames, runWriterTool } from './writer-tools.ts';
+import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { WriterWorkspace } from './writer-workspace.ts';
 
 /** Everything a writer run needs, prepared by the session host when the session decides to start a writer. */
@@ -68,6 +69,8 @@ export interface WriterRunDeps {
   readonly history: HistoryStore;
   /** Where commits are journaled (the main thread's event log). */
   readonly journal: CommitJournal;
+  /** Cluster mode: the project's memory files every daemon shares (synced before staging, committed through it). */
+  readonly shared?: SharedFilesPort;
   readonly budgets?: Budgets;
   readonly threadId: number;
   readonly clock: Clock;
@@ -272,6 +275,7 @@ export class WriterRun {
         ids: { projectId: spec.projectId, sessionId: spec.input.sessionId },
         writerId: this.writerId,
         clock: () => this.#deps.clock.now(),
+        ...(this.#deps.shared !== undefined ? { shared: this.#deps.shared } : {}),
       });
       await this.#workspace.prepare();
       progress = await this.#workspace.progressBlock();

@@ -1,5 +1,5 @@
 import { copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import {
   HistoryStore,
   commitFiles,
@@ -16,6 +16,7 @@ import {
   type Violation,
   type WriterFiles,
 } from '@baton/memory-store';
+import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { discardStaging, liveBase, stageMemory, stagedChanges, type StagedBase } from './staging.ts';
 
 export interface WriterWorkspaceOptions {
@@ -28,6 +29,11 @@ export interface WriterWorkspaceOptions {
   readonly ids: { readonly projectId: string; readonly sessionId: string };
   readonly writerId: string;
   readonly clock: () => number;
+  /**
+   * Cluster mode: the project's memory files are shared by every daemon. They are brought up to the newest shared
+   * version before staging, and committed through `shared` (a conflict when another daemon committed first).
+   */
+  readonly shared?: SharedFilesPort;
 }
 
 /** A verdict of the validator, as the writer machine consumes it plus the violations for the reflection text. */
@@ -51,6 +57,8 @@ export class WriterWorkspace {
   #staged: MemoryPaths | null = null;
   #files: WriterFiles | null = null;
   #base: StagedBase | undefined;
+  /** The shared version of each project file when it was staged (cluster mode). */
+  #sharedBase: Readonly<Record<string, number>> = {};
 
   constructor(options: WriterWorkspaceOptions) {
     this.#o = options;
@@ -69,6 +77,7 @@ export class WriterWorkspace {
   }
 
   async prepare(): Promise<void> {
+    if (this.#o.shared !== undefined) this.#sharedBase = await this.#o.shared.sync(this.#o.ids.projectId);
     this.#staged = await stageMemory(this.live, this.#o.stagingRoot, this.#o.ids);
     this.#base = await liveBase(this.#staged, this.live);
     this.#files = createWriterFiles(this.#staged);
@@ -113,20 +122,35 @@ export class WriterWorkspace {
    */
   async commit(): Promise<{ files: { path: string; hash: string }[]; conflicts: string[] }> {
     const { changes, conflicts } = await stagedChanges(this.staged, this.live, this.#base);
-    if (changes.size === 0) return { files: [], conflicts };
-    const record = await commitFiles(
-      {
-        memoryRoot: this.#o.memoryRoot,
-        history: this.#o.history,
-        journal: this.#o.journal,
-        commitId: this.#o.writerId,
-        writerId: this.#o.writerId,
-        reason: 'writer',
-        at: this.#o.clock(),
-      },
-      changes,
-    );
-    return { files: record.files.map((f) => ({ path: join(this.#o.memoryRoot, f.rel), hash: f.hash })), conflicts };
+    const committed: { rel: string; hash: string }[] = [];
+    const shared = this.#o.shared;
+    if (shared !== undefined) {
+      // The project's files go to the cluster first: nothing is committed when it cannot be reached.
+      const projectPrefix = relative(this.live.root, this.live.projectDir) + sep;
+      const files = [...changes].filter(([rel]) => rel.startsWith(projectPrefix)).map(([rel, data]) => ({ rel, base: this.#sharedBase[rel] ?? 0, data }));
+      if (files.length > 0) {
+        const result = await shared.commit({ projectId: this.#o.ids.projectId, writerId: this.#o.writerId, at: this.#o.clock(), files });
+        committed.push(...result.files);
+        conflicts.push(...result.conflicts);
+        for (const f of files) changes.delete(f.rel);
+      }
+    }
+    if (changes.size > 0) {
+      const record = await commitFiles(
+        {
+          memoryRoot: this.#o.memoryRoot,
+          history: this.#o.history,
+          journal: this.#o.journal,
+          commitId: this.#o.writerId,
+          writerId: this.#o.writerId,
+          reason: 'writer',
+          at: this.#o.clock(),
+        },
+        changes,
+      );
+      committed.push(...record.files);
+    }
+    return { files: committed.map((f) => ({ path: join(this.#o.memoryRoot, f.rel), hash: f.hash })), conflicts };
   }
 
   /** Keeps the rejected draft beside the live checkpoint for post-mortem; the live checkpoint is not touched. */
