@@ -34,7 +34,7 @@ export type {
 } from './loopback-model/conversation-view.ts';
 export { MAX_CACHE_BREAKPOINTS } from './loopback-model/breakpoint-cache.ts';
 export { parseWriterPaths } from './loopback-model/extractive/writer-task.ts';
-export { extractiveStep } from './loopback-model/extractive/extractive-writer.ts';
+export { extractiveStep, type ExtractiveOptions } from './loopback-model/extractive/extractive-writer.ts';
 
 // Prometheus text, as a scrape of `/metrics` returns it
 export { parsePrometheusText, sampleSum, type PrometheusSample } from './prometheus-text.ts';

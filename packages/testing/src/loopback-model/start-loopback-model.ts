@@ -105,7 +105,7 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
     const scripted = queue.shift();
     if (scripted !== undefined) return scripted;
     if (responder !== undefined) return responder;
-    if (options.mode === 'extractive') return extractiveStep(request);
+    if (options.mode === 'extractive') return extractiveStep(request, options.extractive);
     return { error: EXHAUSTED };
   }
 

@@ -1,3 +1,4 @@
+import type { ExtractiveOptions } from './extractive/extractive-writer.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AnthropicRequest } from './anthropic-request.ts';
 import type { ChatRequest } from './chat-request.ts';
@@ -116,6 +117,8 @@ export interface LoopbackModelOptions {
    * `extractive`: queued steps and the responder still win; otherwise a deterministic fake checkpoint writer answers.
    */
   readonly mode: 'scripted' | 'extractive';
+  /** `extractive`: what the fake writer does beyond the checkpoint. */
+  readonly extractive?: ExtractiveOptions;
   /** Delay before every answer (replies and errors), simulating model latency. Default 0. */
   readonly latencyMs?: number;
   /** Fixed port; default an ephemeral one. */

@@ -4,6 +4,7 @@ import type { RecordedRequest, ScriptStep, ToolCallSpec } from '../types.ts';
 import { renderCheckpoint } from './checkpoint-render.ts';
 import { DEFAULT_CHECKPOINT_TEMPLATE, parseCheckpointTemplate, stripLineNumbers } from './checkpoint-template.ts';
 import { clip, extractConversationFacts } from './conversation-facts.ts';
+import { addMemoryRule } from './memory-rule.ts';
 import { findWriterTask, inlinedTaskTree, isReflection, type WriterPaths } from './writer-task.ts';
 import { catCall, fileEffects, patchCall, pickShellPatchTools, shellOutput, wholeFilePatch, type ShellPatchTools } from './shell-patch-tools.ts';
 import { callArguments, pathOf, pickWriterTools, writesContent, type ToolBinding } from './writer-tools.ts';
@@ -105,6 +106,15 @@ function fileAccess(request: RecordedRequest): FileAccess | undefined {
   return tools === undefined ? undefined : { kind: 'shell-patch', tools };
 }
 
+/** How the fake writer behaves beyond the checkpoint. */
+export interface ExtractiveOptions {
+  /**
+   * A rule this writer adds to the project's MEMORY.md (its Rules section), given the writer's paths (the staged
+   * paths name the writer); undefined leaves MEMORY.md alone.
+   */
+  readonly memoryRule?: (paths: WriterPaths) => string | undefined;
+}
+
 /**
  * The deterministic fake checkpoint writer: reads the request like a writer model would and answers the next turn.
  * Turn 1 reads the checkpoint, memory and notes files in one parallel message; turn 2 writes a complete 11-section
@@ -116,7 +126,7 @@ function fileAccess(request: RecordedRequest): FileAccess | undefined {
  * text; without a usable way to write, with an explanation. Reads the request through its neutral view, so it serves
  * every API, and its reply spec renders in the request's API.
  */
-export function extractiveStep(request: RecordedRequest): ScriptStep {
+export function extractiveStep(request: RecordedRequest, options: ExtractiveOptions = {}): ScriptStep {
   const { items } = request.conversation;
   const task = findWriterTask(items);
   if (task === undefined) {
@@ -148,6 +158,12 @@ export function extractiveStep(request: RecordedRequest): ScriptStep {
   const calls: ToolCallSpec[] = [writeCall(access, paths.checkpoint, checkpoint, current(paths.checkpoint))];
   if (!rewrite && notes !== undefined && paths.notes !== undefined && notesText !== undefined) {
     calls.push(writeCall(access, paths.notes, notes.template, notesText));
+  }
+  const rule = paths.memory === undefined ? undefined : options.memoryRule?.(paths);
+  const memoryText = paths.memory === undefined ? undefined : current(paths.memory);
+  if (!rewrite && rule !== undefined && paths.memory !== undefined && memoryText !== undefined) {
+    const updated = addMemoryRule(memoryText, rule);
+    if (updated !== memoryText) calls.push(writeCall(access, paths.memory, updated, memoryText));
   }
   return { reply: { content: null, tool_calls: calls } };
 }
