@@ -21,6 +21,7 @@ export default defineConfig(
       'packages/*/src/**/*.ts',
       'packages/*/test/**/*.ts',
       'packages/cli/fixtures/**/*.ts',
+      'packages/*/scripts/**/*.ts',
       'test/**/*.ts',
       'bench/**/*.ts',
     ],
