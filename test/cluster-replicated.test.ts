@@ -123,7 +123,7 @@ describe('durability replicated: a session outlives the daemon and the disk it w
 
     for (const sid of sessions) {
       expect(b.hydrated.get(sid)).toMatchObject({ replaced: false });
-      // Its checkpoint and notes at least (the project's MEMORY.md too, for the first session B hydrated).
+      // Its checkpoint and notes (the project's MEMORY.md comes from the cluster's shared versions instead).
       expect(b.hydrated.get(sid)?.['files']).toBeGreaterThanOrEqual(2);
       const onB = appendedIds(b.log, sid);
       const missing = [...(acked.get(sid) ?? [])].filter((id) => !onB.has(id));

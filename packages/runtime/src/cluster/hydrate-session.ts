@@ -16,7 +16,7 @@ export interface HydrateReport {
   readonly streams: number;
   /** Memory-commit journal entries of the session's writers offered to the local journal (it keeps each once). */
   readonly commits: number;
-  /** Memory files written from the history (the newest committed version of each, where it may be written). */
+  /** The session's own memory files written from the history (the newest committed version of each). */
   readonly files: number;
   /**
    * The replicated log holds none of the session's records but this daemon's log does (written before it ran with
@@ -105,26 +105,27 @@ async function storeBlob(history: HistoryStore, blob: AppendInput, index: number
 }
 
 /**
- * Writes the newest committed version of each memory file the session's writers committed: its own files
- * (`sessions/<sid>/…`) always, a shared one (the project's `MEMORY.md`) only when this daemon has none, so a version
- * another session committed here is never replaced by an older one from elsewhere. A version whose content is not in
- * the history store (committed before contents were replicated) is left alone.
+ * Writes the newest committed version of each of the session's own memory files (`sessions/<sid>/…`) its writers
+ * committed. Project files (`MEMORY.md` and its spillovers) are left alone: every daemon of the cluster shares them
+ * and brings its copy forward from the shared versions only, so an older version carried in this history must never
+ * be written over a newer one. A version whose content is not in the history store (committed before contents were
+ * replicated) is left alone.
  */
 async function materialise(files: HydrateFiles, sessionId: string, commits: readonly AppendInput[]): Promise<number> {
+  const own = normalize(`sessions/${sessionId}/`);
   const newest = new Map<string, string>();
   for (const c of commits) {
     if (c.type !== 'commit.applied') continue;
     for (const f of (c.payload as { files?: { rel?: unknown; hash?: unknown }[] }).files ?? []) {
-      if (typeof f.rel === 'string' && typeof f.hash === 'string') newest.set(normalize(f.rel), f.hash);
+      if (typeof f.rel === 'string' && typeof f.hash === 'string' && normalize(f.rel).startsWith(own)) newest.set(normalize(f.rel), f.hash);
     }
   }
   let written = 0;
-  const own = normalize(`sessions/${sessionId}/`);
   for (const [rel, hash] of newest) {
-    if (rel.startsWith('..') || !(await files.history.has(hash))) continue;
+    if (!(await files.history.has(hash))) continue;
     const target = join(files.memoryRoot, rel);
     const live = await readFile(target).then((b) => contentHash(b), () => null);
-    if (live === hash || (live !== null && !rel.startsWith(own))) continue;
+    if (live === hash) continue;
     await mkdir(dirname(target), { recursive: true });
     await writeFileAtomic(target, await files.history.get(hash), `hydrate-${sessionId}`);
     written++;

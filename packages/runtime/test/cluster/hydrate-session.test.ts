@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppendInput } from '@baton/log-schema';
@@ -69,7 +69,7 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
     expect([...log.readGlobal()].filter((r) => r.stream === 'session/s1').map((r) => r.at)).toEqual([1, 2, 4]);
   });
 
-  it('stores the memory-file contents a history carries and writes the newest version of the session’s files; a shared file only where none exists', async () => {
+  it('stores the memory-file contents a history carries and writes the newest version of the session’s own files; never a shared project file', async () => {
     const v1 = 'checkpoint v1';
     const v2 = 'checkpoint v2';
     const mem = 'project memory from elsewhere';
@@ -88,11 +88,15 @@ describe('hydrateSession: the local copy of a session brought up to its replicat
     ]);
     const memoryRoot = join(dir, 'memory');
     const files = { history: new HistoryStore(join(dir, 'history')), memoryRoot };
-    // This daemon already has the project's MEMORY.md (another session's writer committed it here).
-    await mkdir(join(memoryRoot, 'projects/p'), { recursive: true });
-    await writeFile(join(memoryRoot, 'projects/p/MEMORY.md'), 'local memory');
+    // The project's MEMORY.md comes from the cluster's shared versions, never from a session's history: neither where
+    // this daemon has no copy yet nor over the copy it has.
     expect(await hydrateSession(log, 's1', withFiles, files)).toMatchObject({ commits: 2, files: 1 });
     expect(await readFile(join(memoryRoot, 'sessions/s1/checkpoint.md'), 'utf8')).toBe(v2);
+    expect(await stat(join(memoryRoot, 'projects/p/MEMORY.md')).catch(() => null)).toBeNull();
+    await mkdir(join(memoryRoot, 'projects/p'), { recursive: true });
+    await writeFile(join(memoryRoot, 'projects/p/MEMORY.md'), 'local memory');
+    await log.removeStream?.('session/s1');
+    await hydrateSession(log, 's1', withFiles, files);
     expect(await readFile(join(memoryRoot, 'projects/p/MEMORY.md'), 'utf8')).toBe('local memory');
     expect(await files.history.has(contentHash(v1))).toBe(true);
     expect(log.lastSeq('memory/commits')).toBe(2);
