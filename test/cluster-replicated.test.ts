@@ -157,8 +157,11 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     const prefix = 'legacy';
     const alone = await member(nats.url, model, { cluster: false, prefix });
     const plain = new BatonClient(transport, { timeoutMs: 5_000, prefix });
-    const sid = (await plain.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT, checkpoint: { enabled: false } })).session_id;
-    await plain.append(sid, conversation(2, { prefix: 'old-' }));
+    const sid = (await plain.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT })).session_id;
+    // Enough turns for a writer: its checkpoint is committed before the session's records were ever replicated.
+    await plain.append(sid, conversation(5, { prefix: 'old-' }));
+    expect((await alone.daemon.sessions.waitForWriterSettlement(sid, 20_000)).outcome).toBe('success');
+    const checkpoint = await readFile(join(alone.dataDir, 'memory', 'sessions', sid, 'checkpoint.md'), 'utf8');
     await alone.daemon.stop();
     await alone.transport.close();
     await alone.log.close();
@@ -172,13 +175,16 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     expect(a.hydrated.get(sid)).toMatchObject({ unreplicated: true, replaced: false });
     const client = new BatonClient(transport, { timeoutMs: 5_000, prefix, failover: { timeoutMs: 30_000 } });
     for (let i = 0; i < 4; i++) expect((await client.open({ session_id: sid, project_id: 'shop', model: MODEL })).resumed).toBe(true);
-    await client.append(sid, conversation(3, { prefix: 'old-' }));
+    await client.append(sid, conversation(6, { prefix: 'old-' }));
     // Its daemon goes silent; the other, on its empty disk, takes the session over with the records from before.
     await a.transport.connection.close();
     const b = other;
-    await client.append(sid, conversation(4, { prefix: 'old-' }));
+    await client.append(sid, conversation(7, { prefix: 'old-' }));
     expect(b.hydrated.get(sid)).toMatchObject({ unreplicated: false, replaced: false });
-    expect(appendedIds(b.log, sid)).toEqual(new Set(conversation(4, { prefix: 'old-' }).map((m) => m.id)));
+    expect(appendedIds(b.log, sid)).toEqual(new Set(conversation(7, { prefix: 'old-' }).map((m) => m.id)));
+    // The writer's commit from before replication came along with the records: its checkpoint is on B's empty disk.
+    expect(await readFile(join(b.dataDir, 'memory', 'sessions', sid, 'checkpoint.md'), 'utf8')).toBe(checkpoint);
+    expect((await client.status(sid)).files.checkpoint.exists).toBe(true);
     expect(verifySession(b.log, sid).divergence).toBeNull();
   });
 });

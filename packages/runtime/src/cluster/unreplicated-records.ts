@@ -1,7 +1,8 @@
-import { SNAPSHOT_KEY, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog, type StoredRecord } from '@baton/log-schema';
+import { COMMITS_STREAM, SNAPSHOT_KEY, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog, type StoredRecord } from '@baton/log-schema';
+import type { HistoryStore } from '@baton/memory-store';
 import { messageKey } from '../daemon/message-key.ts';
 import type { StreamRecords } from './log-entry.ts';
-import { sessionOfWriter } from './replicated-event-log.ts';
+import { BLOBS_STREAM, sessionOfWriter } from './replicated-event-log.ts';
 
 /**
  * The lookup keys a stored record registered when it was appended (they are not stored with it): a
@@ -22,14 +23,33 @@ function inputOf(r: StoredRecord): AppendInput {
 /**
  * Every local record of a session (its own stream and its writers'), as the parts of one batch from seq 0: what a
  * daemon writes to a session's replicated log when it claims, with durability `replicated`, a session whose records
- * the replicated log never had (it was written before this daemon ran in that mode).
+ * the replicated log never had (it was written before this daemon ran in that mode). With `history`, the memory-commit
+ * journal entries of the session's writers go too, after the contents of the files they name (as a commit made in
+ * replicated mode carries them), so a later owner has the session's checkpoint and notes and their versions.
  */
-export function unreplicatedRecords(log: EventLog, sessionId: string): StreamRecords[] {
+export async function unreplicatedRecords(log: EventLog, sessionId: string, history?: HistoryStore): Promise<StreamRecords[]> {
   const streams = [sessionStream(sessionId), ...[...log.streams(sessionWritersPrefix(sessionId))].filter((s) => sessionOfWriter(s.slice('writer/'.length)) === sessionId)];
   const parts: StreamRecords[] = [];
   for (const s of streams) {
     const r = [...log.read(s)].map(inputOf);
     if (r.length > 0) parts.push({ s, b: 0, r });
   }
+  if (history === undefined) return parts;
+  const commits = [...log.read(COMMITS_STREAM)].filter((r) => {
+    const writerId = (r.payload as { writerId?: unknown }).writerId;
+    return typeof writerId === 'string' && sessionOfWriter(writerId) === sessionId;
+  });
+  const blobs: AppendInput[] = [];
+  const seen = new Set<string>();
+  for (const c of commits) {
+    if (c.type !== 'commit.prepared') continue;
+    for (const f of (c.payload as { files?: { hash?: unknown }[] }).files ?? []) {
+      if (typeof f.hash !== 'string' || seen.has(f.hash) || !(await history.has(f.hash))) continue;
+      seen.add(f.hash);
+      blobs.push({ type: 'blob', at: c.at, payload: { hash: f.hash, data: new Uint8Array(await history.get(f.hash)) } });
+    }
+  }
+  if (blobs.length > 0) parts.push({ s: BLOBS_STREAM, b: 0, r: blobs });
+  if (commits.length > 0) parts.push({ s: COMMITS_STREAM, b: 0, r: commits.map(inputOf) });
   return parts;
 }

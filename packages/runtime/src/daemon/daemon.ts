@@ -286,7 +286,7 @@ export class BatonDaemon {
         const files = { history: new HistoryStore(join(this.#o.dataDir, 'history')), memoryRoot: join(this.#o.dataDir, 'memory') };
         const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history, files);
         // Records written before this daemon replicated them: the replicated log gets them before anything else.
-        if (report.unreplicated) await this.#replicated?.seed(claim.sessionId, unreplicatedRecords(this.#o.log, claim.sessionId));
+        if (report.unreplicated) await this.#replicated?.seed(claim.sessionId, await unreplicatedRecords(this.#o.log, claim.sessionId, files.history));
         this.#logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
       },
       catchUp: (sessionId) => this.#replicated?.catchUp(sessionId) ?? Promise.resolve(),
