@@ -44,32 +44,35 @@ export class RankTable {
       const start = this.#offsets[rank] ?? 0;
       const end = this.#offsets[rank + 1] ?? 0;
       if (start === end) continue;
-      if (this.rankOf(bytes, start, end) !== -1) throw new Error(`rank table: rank ${rank} repeats an earlier token`);
       let slot = hashBytes(bytes, start, end) & this.#mask;
-      while (this.#slots[slot] !== 0) slot = (slot + 1) & this.#mask;
+      for (let entry = this.#slots[slot] ?? 0; entry !== 0; entry = this.#slots[slot] ?? 0) {
+        if (this.#same(entry - 1, bytes, start, end)) throw new Error(`rank table: rank ${rank} repeats rank ${entry - 1}`);
+        slot = (slot + 1) & this.#mask;
+      }
       this.#slots[slot] = rank + 1;
     }
   }
 
   /** The rank of the token whose bytes are `key[start..end)`, or -1 when there is none. */
   rankOf(key: Uint8Array, start: number, end: number): number {
-    const length = end - start;
-    const bytes = this.#bytes;
-    const offsets = this.#offsets;
     const slots = this.#slots;
     let slot = hashBytes(key, start, end) & this.#mask;
     for (;;) {
       const entry = slots[slot] ?? 0;
       if (entry === 0) return -1;
-      const rank = entry - 1;
-      const from = offsets[rank] ?? 0;
-      if ((offsets[rank + 1] ?? 0) - from === length) {
-        let i = 0;
-        while (i < length && bytes[from + i] === key[start + i]) i++;
-        if (i === length) return rank;
-      }
+      if (this.#same(entry - 1, key, start, end)) return entry - 1;
       slot = (slot + 1) & this.#mask;
     }
+  }
+
+  /** Whether the bytes of `rank` are `key[start..end)`. */
+  #same(rank: number, key: Uint8Array, start: number, end: number): boolean {
+    const from = this.#offsets[rank] ?? 0;
+    const length = end - start;
+    if ((this.#offsets[rank + 1] ?? 0) - from !== length) return false;
+    const bytes = this.#bytes;
+    for (let i = 0; i < length; i++) if (bytes[from + i] !== key[start + i]) return false;
+    return true;
   }
 
   /** The bytes of `rank` (empty for a hole). */
