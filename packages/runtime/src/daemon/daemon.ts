@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TailPolicy } from '@baton/actors';
 import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
-import { parseStream, type EventLog } from '@baton/log-schema';
+import type { EventLog } from '@baton/log-schema';
 import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import {
   AppendReplySchema,
@@ -29,38 +28,30 @@ import {
   TasksReplySchema,
   TasksRequestSchema,
   contentTypeHeaders,
-  decodeRequest,
   encodeReply,
-  encodingFromHeaders,
   parseRequest,
   subjects,
   type Encoding,
-  type ErrorCode,
-  type ErrorReply,
   type PublishedEventBody,
   type RuntimeSessionsReply,
   type RuntimeSessionsRequest,
-  type RuntimeCluster,
   type RuntimeStatusReply,
   type Subjects,
 } from '@baton/protocol';
 import type { z } from 'zod';
-import { ClusterMembership } from '../cluster/cluster-membership.ts';
-import { clusterNames } from '../cluster/cluster-names.ts';
-import { hydrateSession } from '../cluster/hydrate-session.ts';
-import { joinSharedFiles, type JoinedSharedFiles } from '../cluster/join-shared-files.ts';
+import type { JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
-import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
 import { HostPool } from '../host/host-pool.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
-import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
-import { ClusterRouting } from './cluster-routing.ts';
-import { requestVerb, type DaemonObserver } from './daemon-observer.ts';
-import { findUnfitValue } from './find-unfit-value.ts';
+import type { ClusterRouting } from './cluster-routing.ts';
+import { joinCluster } from './join-cluster.ts';
+import { answerRequest } from './answer-request.ts';
+import type { DaemonObserver } from './daemon-observer.ts';
+import { runtimeStatusOf } from './runtime-status.ts';
 import { listSessions } from './session-list.ts';
 import { SessionService, type Residency } from './session-service.ts';
 import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
@@ -116,10 +107,7 @@ export interface DaemonOptions {
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
 type ReplyBody<R extends z.ZodType> = Omit<z.input<R>, 'ok'>;
 
-/** The error reply for anything thrown while serving a request (its protocol code kept, else `internal`). */
-export function errorReplyOf(err: unknown): ErrorReply {
-  return ProtocolError.from(err).toReply();
-}
+export { errorReplyOf } from './answer-request.ts';
 
 /**
  * The Baton daemon: serves protocol v1 on a transport, hosts session and writer actors in a Piscina pool, and logs
@@ -250,51 +238,27 @@ export class BatonDaemon {
     if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
   }
 
-  /** Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat) before any request is served. */
+  /** Cluster mode: joins the cluster (`joinCluster`) and claims what no daemon had claimed, before serving anything. */
   async #joinCluster(recovered: Promise<void>): Promise<void> {
     const c = this.#clusterOptions;
     if (c === null) return;
-    const membership = await ClusterMembership.join({
-      connection: c.connection,
-      names: clusterNames(this.subjects.prefix),
+    const joined = await joinCluster({
+      cluster: c,
       daemonId: this.id,
-      replicas: c.replicas,
-      leaseMs: c.leaseMs,
-      monotonic: c.monotonic,
-      wallClock: () => this.#clock.now(),
-      onError: (what, err) => this.#logger('warn', `cluster ${what} failed`, { error: String(err) }),
-    });
-    // Interrupted local commits are finished before shared versions are written over the same files.
-    await recovered;
-    this.#shared = await joinSharedFiles({
-      store: membership.store,
-      daemonId: this.id,
-      memoryRoot: join(this.#o.dataDir, 'memory'),
-      historyDir: join(this.#o.dataDir, 'history'),
-      log: this.#o.log,
-      logger: this.#logger,
-    });
-    this.#routing = new ClusterRouting({
-      membership,
       transport: this.#o.transport,
       subjects: this.subjects,
       log: this.#o.log,
-      durability: c.durability,
-      forwardTimeoutMs: c.forwardTimeoutMs,
-      hydrate: async (claim) => {
-        if (c.durability !== 'replicated') return;
-        const files = { history: new HistoryStore(join(this.#o.dataDir, 'history')), memoryRoot: join(this.#o.dataDir, 'memory') };
-        const report = await hydrateSession(this.#o.log, claim.sessionId, claim.history, files);
-        // Records written before this daemon replicated them: the replicated log gets them before anything else.
-        if (report.unreplicated) await this.#replicated?.seed(claim.sessionId, await unreplicatedRecords(this.#o.log, claim.sessionId, files.history));
-        this.#logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
-      },
-      catchUp: (sessionId) => this.#replicated?.catchUp(sessionId) ?? Promise.resolve(),
+      replicated: this.#replicated,
+      dataDir: this.#o.dataDir,
+      wallClock: () => this.#clock.now(),
+      logger: this.#logger,
+      recovered,
       serve: (sessionId) => this.#serveSession(sessionId),
       forget: (sessionId) => this.#sessions.forget(sessionId),
-      logger: this.#logger,
     });
-    const adopted = await this.#routing.adoptUnclaimed();
+    this.#shared = joined.shared;
+    this.#routing = joined.routing;
+    const adopted = await joined.routing.adoptUnclaimed();
     if (adopted > 0) this.#logger('info', 'claimed the sessions of this data directory no daemon had claimed', { sessions: adopted });
   }
 
@@ -352,51 +316,16 @@ export class BatonDaemon {
     };
   }
 
-  async #handle(
-    msg: InboundMessage,
-    handler: (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<object>,
-    sessionIndex: number | null,
-  ): Promise<void> {
-    // The headers alone fix the reply's encoding, so a request that fails to decode (or is too large) is still
-    // answered in the encoding it asked for: a malformed JSON request gets a JSON error reply.
-    const encoding: Encoding = encodingFromHeaders(msg.headers);
-    // Measured for the observer only: a duration, not a time the daemon decides anything by, so not the Clock's.
-    const started = performance.now();
-    let code: ErrorCode | 'ok' = 'ok';
-    let answered: Record<string, unknown> | null = null;
-    try {
-      const limit = this.#o.maxRequestBytes ?? this.#o.transport.maxPayload;
-      if (msg.data.byteLength > limit) {
-        throw new ProtocolError('too_large', `request of ${msg.data.byteLength} bytes exceeds the limit of ${limit} bytes`);
-      }
-      const decoded = decodeRequest(msg.data, msg.headers);
-      const unfit = findUnfitValue(decoded.value);
-      if (unfit !== null) throw new ProtocolError('bad_request', `invalid request: ${unfit.path}: ${unfit.message}`, [unfit]);
-      // The runtime requests only read or drain: they are answered while draining and during start-up repair.
-      const s = this.subjects;
-      const overview = msg.subject === s.runtimeStatus || msg.subject === s.runtimeDrain || msg.subject === s.runtimeSessions;
-      if (this.#draining && !overview) {
-        throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
-      }
-      // Start-up repair (interrupted memory commits, stale staging) must finish before any session is served.
-      if (!overview && !(await this.#readyWithin(this.waits.startupMs))) {
-        throw new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
-      }
-      const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
-      const body = await handler(decoded.value, sessionId, encoding);
-      msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));
-      answered = body as Record<string, unknown>;
-    } catch (err) {
-      const reply = errorReplyOf(err);
-      code = reply.error.code;
-      if (reply.error.code === 'internal') this.#logger('error', 'request failed', { subject: msg.subject, error: reply.error.message });
-      try {
-        msg.respond(encodeReply(reply, encoding), contentTypeHeaders(encoding));
-      } catch (replyErr) {
-        this.#logger('error', 'reply failed', { subject: msg.subject, error: String(replyErr) });
-      }
-    }
-    this.#o.observer?.requestAnswered({ verb: requestVerb(this.subjects, msg.subject), seconds: (performance.now() - started) / 1000, code, body: answered });
+  #handle(msg: InboundMessage, handler: (value: unknown, sessionId: string | null, encoding: Encoding) => Promise<object>, sessionIndex: number | null): Promise<void> {
+    return answerRequest(msg, handler, sessionIndex, {
+      maxRequestBytes: this.#o.maxRequestBytes ?? this.#o.transport.maxPayload,
+      subjects: this.subjects,
+      draining: () => this.#draining,
+      ready: () => this.#readyWithin(this.waits.startupMs),
+      startupMs: this.waits.startupMs,
+      logger: this.#logger,
+      ...(this.#o.observer !== undefined ? { observer: this.#o.observer } : {}),
+    });
   }
 
   #subscribe(): void {
@@ -477,51 +406,15 @@ export class BatonDaemon {
    * no record read) and quarantined; writers; pool; the process's RSS; the LMDB data file's size.
    */
   runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
-    const util = this.#pool.utilization;
-    let streams = 0;
-    let sessionsTotal = 0;
-    for (const stream of this.#o.log.streams()) {
-      streams++;
-      if (parseStream(stream)?.kind === 'session') sessionsTotal++;
-    }
-    const logBytes = this.#logBytes();
-    return {
-      daemon_id: this.id,
-      uptime_ms: Math.max(0, this.#clock.now() - this.#startedAt),
-      sessions: this.#sessions.loadedCount,
-      sessions_total: sessionsTotal,
-      quarantined: this.#sessions.quarantinedSessions().size,
-      writers: this.#sessions.writerCounts(),
-      pool: { threads: this.#pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
-      log: { streams },
-      rss_bytes: process.memoryUsage.rss(),
-      ...(logBytes !== null ? { log_bytes: logBytes } : {}),
-      ...(this.#routing !== null && this.#clusterOptions !== null ? { cluster: this.#clusterView(this.#routing, this.#clusterOptions) } : {}),
-    };
-  }
-
-  /** `runtime.status.cluster`: this daemon's view of the cluster (its lease, what it holds, the daemons it hears). */
-  #clusterView(routing: ClusterRouting, options: ResolvedClusterOptions): RuntimeCluster {
-    const view = routing.membership.view();
-    const ms = (n: number): number => Math.max(0, Math.round(n));
-    return {
-      durability: options.durability,
-      lease_ms: view.leaseMs,
-      heartbeat_age_ms: view.heartbeatAgeMs === null ? null : ms(view.heartbeatAgeMs),
-      paused: view.paused,
-      sessions_held: view.sessions.length,
-      daemons: view.daemons.map((d) => ({ daemon_id: d.daemonId, age_ms: ms(d.ageMs), stale: d.stale, gone: d.gone })),
-    };
-  }
-
-  /** Size of the LMDB data file `<data>/events/data.mdb`; null for another log (in memory) or when it is not there. */
-  #logBytes(): number | null {
-    if (!(this.#o.log instanceof LmdbEventLog)) return null;
-    try {
-      return statSync(join(this.#o.dataDir, 'events', 'data.mdb')).size;
-    } catch {
-      return null;
-    }
+    return runtimeStatusOf({
+      daemonId: this.id,
+      uptimeMs: this.#clock.now() - this.#startedAt,
+      log: this.#o.log,
+      dataDir: this.#o.dataDir,
+      sessions: this.#sessions,
+      pool: this.#pool,
+      cluster: this.#routing !== null && this.#clusterOptions !== null ? { routing: this.#routing, options: this.#clusterOptions } : null,
+    });
   }
 
   /**

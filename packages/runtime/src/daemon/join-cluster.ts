@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import type { Transport, TransportSubscription } from '@baton/client';
+import type { EventLog } from '@baton/log-schema';
+import { HistoryStore } from '@baton/memory-store';
+import type { Subjects } from '@baton/protocol';
+import { ClusterMembership } from '../cluster/cluster-membership.ts';
+import { clusterNames } from '../cluster/cluster-names.ts';
+import { hydrateSession } from '../cluster/hydrate-session.ts';
+import { joinSharedFiles, type JoinedSharedFiles } from '../cluster/join-shared-files.ts';
+import type { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
+import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
+import type { LogLevel } from '../host/worker-messages.ts';
+import type { ResolvedClusterOptions } from './cluster-options.ts';
+import { ClusterRouting } from './cluster-routing.ts';
+
+export interface JoinClusterOptions {
+  readonly cluster: ResolvedClusterOptions;
+  readonly daemonId: string;
+  readonly transport: Transport;
+  readonly subjects: Subjects;
+  /** The daemon's own event log (LMDB). */
+  readonly log: EventLog;
+  /** Durability `replicated`: the log appends go through (seeded with a session's unreplicated records on its claim). */
+  readonly replicated: ReplicatedEventLog | null;
+  readonly dataDir: string;
+  readonly wallClock: () => number;
+  readonly logger: (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
+  /** Start-up repair: interrupted local commits are finished before shared versions are written over the same files. */
+  readonly recovered: Promise<void>;
+  /** Subscribes a session this daemon now holds. */
+  readonly serve: (sessionId: string) => TransportSubscription;
+  /** Forgets a session this daemon no longer holds, without writing. */
+  readonly forget: (sessionId: string) => void;
+}
+
+/** What a daemon holds once it joined a cluster. */
+export interface JoinedCluster {
+  readonly routing: ClusterRouting;
+  readonly shared: JoinedSharedFiles;
+}
+
+/**
+ * Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat, the shared project files) and sets
+ * up the routing of sessions between daemons. The caller keeps both, then claims the sessions of its data directory no
+ * daemon ever claimed (`routing.adoptUnclaimed()`: a claim's hydration writes through the daemon's log, which asks the
+ * routing who holds what) — before any request is served.
+ */
+export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster> {
+  const c = o.cluster;
+  const membership = await ClusterMembership.join({
+    connection: c.connection,
+    names: clusterNames(o.subjects.prefix),
+    daemonId: o.daemonId,
+    replicas: c.replicas,
+    leaseMs: c.leaseMs,
+    monotonic: c.monotonic,
+    wallClock: o.wallClock,
+    onError: (what, err) => o.logger('warn', `cluster ${what} failed`, { error: String(err) }),
+  });
+  await o.recovered;
+  const shared = await joinSharedFiles({
+    store: membership.store,
+    daemonId: o.daemonId,
+    memoryRoot: join(o.dataDir, 'memory'),
+    historyDir: join(o.dataDir, 'history'),
+    log: o.log,
+    logger: o.logger,
+  });
+  const routing = new ClusterRouting({
+    membership,
+    transport: o.transport,
+    subjects: o.subjects,
+    log: o.log,
+    durability: c.durability,
+    forwardTimeoutMs: c.forwardTimeoutMs,
+    hydrate: async (claim) => {
+      if (c.durability !== 'replicated') return;
+      const files = { history: new HistoryStore(join(o.dataDir, 'history')), memoryRoot: join(o.dataDir, 'memory') };
+      const report = await hydrateSession(o.log, claim.sessionId, claim.history, files);
+      // Records written before this daemon replicated them: the replicated log gets them before anything else.
+      if (report.unreplicated) await o.replicated?.seed(claim.sessionId, await unreplicatedRecords(o.log, claim.sessionId, files.history));
+      o.logger('info', 'session hydrated', { sessionId: claim.sessionId, epoch: claim.epoch, ...report });
+    },
+    catchUp: (sessionId) => o.replicated?.catchUp(sessionId) ?? Promise.resolve(),
+    serve: o.serve,
+    forget: o.forget,
+    logger: o.logger,
+  });
+  return { routing, shared };
+}

@@ -1,0 +1,73 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseStream, type EventLog } from '@baton/log-schema';
+import type { RuntimeCluster, RuntimeStatusReply } from '@baton/protocol';
+import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
+import type { HostPool } from '../host/host-pool.ts';
+import type { ResolvedClusterOptions } from './cluster-options.ts';
+import type { ClusterRouting } from './cluster-routing.ts';
+import type { SessionService } from './session-service.ts';
+
+export interface RuntimeStatusSources {
+  readonly daemonId: string;
+  readonly uptimeMs: number;
+  readonly log: EventLog;
+  readonly dataDir: string;
+  readonly sessions: SessionService;
+  readonly pool: HostPool;
+  /** Cluster mode, once joined. */
+  readonly cluster: { readonly routing: ClusterRouting; readonly options: ResolvedClusterOptions } | null;
+}
+
+/**
+ * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, one walk over the stream names,
+ * no record read) and quarantined; writers; pool; the process's RSS; the LMDB data file's size; in cluster mode this
+ * daemon's view of the cluster.
+ */
+export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusReply, 'ok'> {
+  const util = o.pool.utilization;
+  let streams = 0;
+  let sessionsTotal = 0;
+  for (const stream of o.log.streams()) {
+    streams++;
+    if (parseStream(stream)?.kind === 'session') sessionsTotal++;
+  }
+  const logBytes = lmdbBytes(o.log, o.dataDir);
+  return {
+    daemon_id: o.daemonId,
+    uptime_ms: Math.max(0, o.uptimeMs),
+    sessions: o.sessions.loadedCount,
+    sessions_total: sessionsTotal,
+    quarantined: o.sessions.quarantinedSessions().size,
+    writers: o.sessions.writerCounts(),
+    pool: { threads: o.pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
+    log: { streams },
+    rss_bytes: process.memoryUsage.rss(),
+    ...(logBytes !== null ? { log_bytes: logBytes } : {}),
+    ...(o.cluster !== null ? { cluster: clusterView(o.cluster.routing, o.cluster.options) } : {}),
+  };
+}
+
+/** `runtime.status.cluster`: this daemon's view of the cluster (its lease, what it holds, the daemons it hears). */
+function clusterView(routing: ClusterRouting, options: ResolvedClusterOptions): RuntimeCluster {
+  const view = routing.membership.view();
+  const ms = (n: number): number => Math.max(0, Math.round(n));
+  return {
+    durability: options.durability,
+    lease_ms: view.leaseMs,
+    heartbeat_age_ms: view.heartbeatAgeMs === null ? null : ms(view.heartbeatAgeMs),
+    paused: view.paused,
+    sessions_held: view.sessions.length,
+    daemons: view.daemons.map((d) => ({ daemon_id: d.daemonId, age_ms: ms(d.ageMs), stale: d.stale, gone: d.gone })),
+  };
+}
+
+/** Size of the LMDB data file `<data>/events/data.mdb`; null for another log (in memory) or when it is not there. */
+function lmdbBytes(log: EventLog, dataDir: string): number | null {
+  if (!(log instanceof LmdbEventLog)) return null;
+  try {
+    return statSync(join(dataDir, 'events', 'data.mdb')).size;
+  } catch {
+    return null;
+  }
+}
