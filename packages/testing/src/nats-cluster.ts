@@ -110,9 +110,13 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   const binary = options.binary ?? defaultBinary();
   const root = await mkdtemp(join(tmpdir(), 'baton-nats-cluster-'));
   const ports: NodePorts[] = [];
-  for (let i = 1; i <= size; i++) {
-    ports.push({ name: `n${i}`, client: await freePort(), route: await freePort(), monitor: await freePort(), dir: join(root, `n${i}`) });
-  }
+  const pickPorts = async (): Promise<void> => {
+    ports.length = 0;
+    for (let i = 1; i <= size; i++) {
+      ports.push({ name: `n${i}`, client: await freePort(), route: await freePort(), monitor: await freePort(), dir: join(root, `n${i}`) });
+    }
+  };
+  await pickPorts();
   const children: (ChildProcess | null)[] = ports.map(() => null);
   const start = async (i: number): Promise<void> => {
     const p = ports[i] as NodePorts;
@@ -137,13 +141,24 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       }),
     );
   };
-  try {
-    await Promise.all(ports.map((_, i) => start(i)));
-    await waitMetaLeader(ports, size, timeoutMs);
-  } catch (err) {
-    await stopAll();
-    await rm(root, { recursive: true, force: true });
-    throw err;
+  // A port found free may be taken by another process before its node binds it (tests run side by side): such a start
+  // is tried again on fresh ports, twice at most.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await Promise.all(ports.map((_, i) => start(i)));
+      await waitMetaLeader(ports, size, timeoutMs);
+      break;
+    } catch (err) {
+      await stopAll();
+      children.fill(null);
+      if (attempt < 3 && /address already in use/i.test(String(err))) {
+        await rm(root, { recursive: true, force: true });
+        await pickPorts();
+        continue;
+      }
+      await rm(root, { recursive: true, force: true });
+      throw err;
+    }
   }
   const nodes: NatsClusterNode[] = ports.map((p, i) => ({
     name: p.name,
