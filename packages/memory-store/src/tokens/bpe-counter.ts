@@ -1,7 +1,14 @@
 import type { RankTable } from './rank-table.ts';
+import { MergeQueue, indexOf, rankOf } from './merge-queue.ts';
 import { encodeUtf8Into, isValidUtf8 } from './utf8.ts';
 
 const NO_RANK = 0x7fffffff;
+/** `prev` of a part merged into the one before it. */
+const MERGED = -2;
+/** Pieces up to this many bytes are merged by scanning, longer ones through a {@link MergeQueue}. */
+const SCAN_MAX_BYTES = 64;
+/** Buffers larger than this, grown for one huge piece, are dropped after the count. */
+const KEPT_BUFFER_BYTES = 64 * 1024;
 
 /**
  * Counts byte-pair-encoded tokens of text over a {@link RankTable}, giving the same numbers as gpt-tokenizer's
@@ -28,6 +35,7 @@ export class BpeCounter {
   #next = new Int32Array(256);
   #prev = new Int32Array(256);
   #ranks = new Int32Array(256);
+  readonly #queue = new MergeQueue();
 
   /** A counter over `table`, cutting text with `split` (a global, Unicode-aware pattern). */
   constructor(table: RankTable, split: RegExp) {
@@ -41,7 +49,17 @@ export class BpeCounter {
     split.lastIndex = 0;
     let total = 0;
     for (let match = split.exec(text); match !== null; match = split.exec(text)) total += this.#countPiece(match[0]);
+    // A huge piece (a long run of whitespace is one) grew the buffers: let them go rather than keep them per thread.
+    if (this.#bytes.length > KEPT_BUFFER_BYTES) this.#resetBuffers();
     return total;
+  }
+
+  #resetBuffers(): void {
+    this.#bytes = new Uint8Array(1024);
+    this.#next = new Int32Array(256);
+    this.#prev = new Int32Array(256);
+    this.#ranks = new Int32Array(256);
+    this.#queue.release();
   }
 
   #countPiece(piece: string): number {
@@ -69,6 +87,13 @@ export class BpeCounter {
       prev[i] = i - 1;
       ranks[i] = i + 2 <= length ? this.#pairRank(i, i + 2) : NO_RANK;
     }
+    return length <= SCAN_MAX_BYTES ? this.#mergeByScan(length) : this.#mergeByQueue(length);
+  }
+
+  /** Merging that finds the lowest pair by walking all parts: the fastest way for the short pieces most text has. */
+  #mergeByScan(length: number): number {
+    const next = this.#next;
+    const ranks = this.#ranks;
     let parts = length;
     for (;;) {
       let lowest = NO_RANK;
@@ -81,15 +106,56 @@ export class BpeCounter {
         }
       }
       if (at === -1) return parts;
-      // Join the part at `at` with the next one, then re-rank the pairs the new part belongs to.
-      const after = next[next[at] ?? length] ?? length;
-      next[at] = after;
-      if (after < length) prev[after] = at;
+      this.#join(at, length);
       parts--;
-      ranks[at] = after < length ? this.#pairRank(at, next[after] ?? length) : NO_RANK;
-      const before = prev[at] ?? -1;
-      if (before >= 0) ranks[before] = this.#pairRank(before, after);
     }
+  }
+
+  /**
+   * The same merging in O(n log n) for long pieces (a long run of whitespace is one piece): every pair rank goes into
+   * a queue, and a candidate taken out is skipped when its first part was merged away or its rank changed since.
+   */
+  #mergeByQueue(length: number): number {
+    const prev = this.#prev;
+    const ranks = this.#ranks;
+    const queue = this.#queue;
+    queue.clear();
+    for (let i = 0; i < length; i++) {
+      const rank = ranks[i] ?? NO_RANK;
+      if (rank !== NO_RANK) queue.push(rank, i);
+    }
+    let parts = length;
+    while (!queue.empty) {
+      const key = queue.pop();
+      const at = indexOf(key);
+      if (prev[at] === MERGED || ranks[at] !== rankOf(key)) continue;
+      const before = this.#join(at, length);
+      parts--;
+      const rank = ranks[at] ?? NO_RANK;
+      if (rank !== NO_RANK) queue.push(rank, at);
+      const rankBefore = before >= 0 ? (ranks[before] ?? NO_RANK) : NO_RANK;
+      if (rankBefore !== NO_RANK) queue.push(rankBefore, before);
+    }
+    return parts;
+  }
+
+  /**
+   * Joins the part at `at` with the next one and re-ranks the pairs the new part belongs to; returns the first byte of
+   * the part before it (-1 when it is the first).
+   */
+  #join(at: number, length: number): number {
+    const next = this.#next;
+    const prev = this.#prev;
+    const ranks = this.#ranks;
+    const joined = next[at] ?? length;
+    const after = next[joined] ?? length;
+    next[at] = after;
+    prev[joined] = MERGED;
+    if (after < length) prev[after] = at;
+    ranks[at] = after < length ? this.#pairRank(at, next[after] ?? length) : NO_RANK;
+    const before = prev[at] ?? -1;
+    if (before >= 0) ranks[before] = this.#pairRank(before, after);
+    return before;
   }
 
   /** The rank of the buffer's bytes `[start, end)` as gpt-tokenizer ranks a pair while merging. */

@@ -7,7 +7,7 @@ import { loadRankTable } from '../../src/tokens/load-rank-table.ts';
 import { TOKEN_ENCODINGS, TokenCounter, countTokensOnce, type TokenEncoding } from '../../src/tokens/token-counter.ts';
 import { tokenSplitPattern } from '../../src/tokens/token-split-pattern.ts';
 import { hostileTexts } from './hostile-texts.ts';
-import { randomTexts } from './random-texts.ts';
+import { longPieceTexts, randomTexts } from './random-texts.ts';
 import { repoFixtureTexts, type NamedText } from './repo-fixture-texts.ts';
 
 /**
@@ -81,6 +81,10 @@ describe.each(TOKEN_ENCODINGS)('BpeCounter (%s) against gpt-tokenizer', (encodin
   it('counts 3 100 seeded random texts alike', { timeout: 120_000 }, () => {
     const texts = [...randomTexts(1, 2_000, 60), ...randomTexts(2, 1_000, 400), ...randomTexts(3, 100, 2_000)];
     expect(mismatches(encoding, texts)).toEqual([]);
+  });
+
+  it('counts 600 long pieces of one kind each alike', { timeout: 60_000 }, () => {
+    expect(mismatches(encoding, longPieceTexts(4, 600))).toEqual([]);
   });
 
   it('counts every token of the vocabulary alone, and glued runs of tokens, alike', { timeout: 120_000 }, () => {

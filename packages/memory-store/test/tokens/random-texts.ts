@@ -62,3 +62,34 @@ export function randomTexts(seed: number, count: number, maxLength: number): Nam
   }
   return texts;
 }
+
+/** Kinds of long pieces: each a run the split patterns keep whole (letters, symbols, whitespace). */
+const LONG_PIECE_KINDS: readonly (readonly string[])[] = [
+  [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüßñçøåæ'],
+  [...'eeeeeeeeeettttttttaaaaaaoooooinnnnsssshhhrrrdlcu'],
+  [...'中文字符测试汉语日本語の文字列한국어문자열'],
+  [...'абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГД'],
+  ['e\u0301', 'a\u0308', 'n\u0303', 'क्ष', 'ि', 'ं', 'ก', 'ข', 'ค', '\u0e31'],
+  [...'!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~=-+*/<>&|'],
+  ['😀', '👍', '🏽', '\u200d', '\ufe0f', '❤', '★', '→', '∑', '©', '™', '\ufeff'],
+  [' ', ' ', ' ', ' ', '\t', '\n', '\r\n', '\u00a0', '\u3000'],
+  [' ', ' ', ' ', ' ', ' ', ' ', ' ', '\t'],
+  ['\u0000', '\u0001', '\u001b', '\u007f', '\u0085', '\ud800', '\udfff', '\ufffd'],
+];
+
+/**
+ * `count` texts from the seed `seed`, each one long run (65 to 999 characters, so more bytes than the counter merges
+ * by scanning) of one kind, optionally after a word: long pieces, merged through the counter's queue.
+ */
+export function longPieceTexts(seed: number, count: number): NamedText[] {
+  const next = generator(seed);
+  const texts: NamedText[] = [];
+  for (let t = 0; t < count; t++) {
+    const kind = LONG_PIECE_KINDS[next() % LONG_PIECE_KINDS.length] ?? [];
+    const length = 65 + (next() % 935);
+    let text = next() % 2 === 0 ? 'word ' : '';
+    for (let i = 0; i < length; i++) text += kind[next() % kind.length] ?? '';
+    texts.push({ name: `long piece ${t} of seed ${seed}`, text });
+  }
+  return texts;
+}
