@@ -7,7 +7,7 @@ const NO_RANK = 0x7fffffff;
 const MERGED = -2;
 /** Pieces up to this many bytes are merged by scanning, longer ones through a {@link MergeQueue}. */
 const SCAN_MAX_BYTES = 64;
-/** Buffers larger than this, grown for one huge piece, are dropped after the count. */
+/** A buffer larger than this, grown for one huge piece, is dropped (all of them are) after the count. */
 const KEPT_BUFFER_BYTES = 64 * 1024;
 
 /**
@@ -50,7 +50,7 @@ export class BpeCounter {
     let total = 0;
     for (let match = split.exec(text); match !== null; match = split.exec(text)) total += this.#countPiece(match[0]);
     // A huge piece (a long run of whitespace is one) grew the buffers: let them go rather than keep them per thread.
-    if (this.#bytes.length > KEPT_BUFFER_BYTES) this.#resetBuffers();
+    if (this.#bytes.length > KEPT_BUFFER_BYTES || this.#next.length * 4 > KEPT_BUFFER_BYTES) this.#resetBuffers();
     return total;
   }
 

@@ -66,6 +66,7 @@ export function hostileTexts(): NamedText[] {
     '999 emoji': '😀'.repeat(999),
     'base64 (40 KB)': base64(30_000),
     'spaces': ' '.repeat(1_500),
+    '20 000 spaces, one piece': `${' '.repeat(20_000)}x`,
     'tabs and spaces': '\t \t  \t\t   '.repeat(100),
     'line breaks': '\r\n\n\r \n  \r\n\t\n'.repeat(200),
     'unicode spaces': '\u00a0\u2000\u2003\u3000\u202f\u205f \u1680x\u00a0y',
