@@ -1,8 +1,8 @@
 import type { KV } from '@nats-io/kv';
 import { z } from 'zod';
-import { ClusterError } from './cluster-error.ts';
 import type { ClusterNames } from './cluster-names.ts';
 import { isWrongLastSequence } from './jetstream-errors.ts';
+import { checkKvValue, readKv } from './kv-value.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 
 /** One claim of a session: epoch `epoch` belongs to daemon `daemon`, claimed at `at` (the claimant's wall clock). */
@@ -17,16 +17,10 @@ const HintValue = z.strictObject({ epoch: z.int().positive(), daemon: z.string()
 
 const text = new TextEncoder();
 
+const JSON_VALUE = { name: 'JSON', decode: (bytes: Uint8Array): unknown => JSON.parse(new TextDecoder().decode(bytes)) };
+
 function parse<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: string): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
-  } catch (err) {
-    throw new ClusterError('bad_entry', `KV ${key}: not JSON`, { key }, { cause: err });
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ClusterError('bad_entry', `KV ${key}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { key });
-  return parsed.data;
+  return checkKvValue(schema, bytes, key, JSON_VALUE);
 }
 
 /**
@@ -47,9 +41,8 @@ export class SessionEpochs {
     this.#retry = retry;
   }
 
-  async #get(key: string): Promise<Uint8Array | null> {
-    const entry = await withRetry(`KV get ${key}`, () => this.#kv.get(key), this.#retry);
-    return entry === null || entry.operation !== 'PUT' ? null : entry.value;
+  #get(key: string): Promise<Uint8Array | null> {
+    return readKv(this.#kv, key, this.#retry);
   }
 
   /** Epoch `epoch` of the session, or null when it was never claimed. */

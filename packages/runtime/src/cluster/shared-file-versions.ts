@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ClusterError } from './cluster-error.ts';
 import type { ClusterNames } from './cluster-names.ts';
 import { isWrongLastSequence } from './jetstream-errors.ts';
+import { checkKvValue, readKv } from './kv-value.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 
 /** One version of a shared project file as the bucket holds it. */
@@ -32,16 +33,10 @@ const VersionValue = z.strictObject({
 /** `version` 0: the file is being created (a hint written first, so that listing the project's files finds it). */
 const HeadValue = z.strictObject({ version: z.int().nonnegative() });
 
+const MSGPACK_VALUE = { name: 'MessagePack', decode: (bytes: Uint8Array): unknown => unpack(bytes) };
+
 function decode<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: string): T {
-  let value: unknown;
-  try {
-    value = unpack(bytes);
-  } catch (err) {
-    throw new ClusterError('bad_entry', `KV ${key}: not MessagePack`, { key }, { cause: err });
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ClusterError('bad_entry', `KV ${key}: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { key });
-  return parsed.data;
+  return checkKvValue(schema, bytes, key, MSGPACK_VALUE);
 }
 
 /**
@@ -67,9 +62,8 @@ export class SharedFileVersions {
     this.maxBytes = options.maxValueBytes - 1024;
   }
 
-  async #get(key: string): Promise<Uint8Array | null> {
-    const entry = await withRetry(`KV get ${key}`, () => this.#kv.get(key), this.#retry);
-    return entry === null || entry.operation !== 'PUT' ? null : entry.value;
+  #get(key: string): Promise<Uint8Array | null> {
+    return readKv(this.#kv, key, this.#retry);
   }
 
   /** Version `version` of a file, or null when it does not exist. Throws `bad_entry` for a value that does not check. */
