@@ -64,13 +64,24 @@ export async function renderRebuild(
   const { tasks, writer, rebuildSeq } = session.context;
   const paths = memoryPaths(options.memoryRoot, { projectId, sessionId });
   try {
-    const checkpoint = await readOrNull(paths.checkpoint);
+    // Everything the render reads is asked for at once: the memory files, the directory listings and the message
+    // bodies (two calls to the main thread) do not wait for one another. The conversation's bodies are resolved from
+    // the ids taken above, before any of these reads yields.
+    const [checkpoint, conversation, main, projectMemory, globalMemory, notes, sessionKeys, projectKeys, globalKeys] = await Promise.all([
+      readOrNull(paths.checkpoint),
+      session.resolve(ids, options.source),
+      options.source.recentMain(sessionId, RECENT_WINDOW),
+      readOrNull(paths.memory),
+      readOrNull(paths.globalMemory),
+      readOrNull(paths.notes),
+      listKeys(paths.root, paths.sessionDir),
+      listKeys(paths.root, paths.projectDir),
+      listKeys(paths.root, paths.globalDir),
+    ]);
     if (checkpoint === null) return { requestId: effect.requestId, ok: false, reason: 'checkpoint.md is missing', tailIds: [] };
-    const conversation = await session.resolve(ids, options.source);
     const tail = preservedTail(conversation, effect.watermark);
     const tailIds = new Set(tail.map((m) => m.id));
     // The user's words the tail does not already carry verbatim: the covered part of the main slice.
-    const main = await options.source.recentMain(sessionId, RECENT_WINDOW);
     const recentUser = main
       .filter((m) => viewOf(m).role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
       .map((m) => ({ id: m.id, text: textOf(m) }));
@@ -78,12 +89,12 @@ export async function renderRebuild(
     const rendered = renderRebuildContext({
       tasks,
       checkpoint,
-      projectMemory: await readOrNull(paths.memory),
-      globalMemory: await readOrNull(paths.globalMemory),
-      notes: await readOrNull(paths.notes),
+      projectMemory,
+      globalMemory,
+      notes,
       activeWriters: writer === null ? [] : [{ writerId: writer.writerId, status: 'running', description: `checkpoint writer covering up to ${writer.boundary}` }],
       recentUser,
-      memoryKeys: [...(await listKeys(paths.root, paths.sessionDir)), ...(await listKeys(paths.root, paths.projectDir)), ...(await listKeys(paths.root, paths.globalDir))],
+      memoryKeys: [...sessionKeys, ...projectKeys, ...globalKeys],
       lastMessage: last === undefined ? null : { role: viewOf(last).role, finishReason: last.finish_reason ?? null },
       sessionDir: paths.sessionDir,
       checkpointPath: paths.checkpoint,
