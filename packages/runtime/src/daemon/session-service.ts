@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { isMainEffect, type Failure, type SessionMainEffect, type TailPolicy } from '@baton/actors';
@@ -29,7 +30,6 @@ import {
   type PublishedEventBody,
   type RebuildReason,
   type RebuildReply,
-  type SessionState,
   type StatusReply,
   type TaskItem,
   type TasksReply,
@@ -44,12 +44,14 @@ import { CommitVersions } from './commit-versions.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
-import { Mailbox } from '@baton/client';
 import { messageKey } from './message-key.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { readSessionLoad, type SessionLoad } from './session-load.ts';
+import { SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { Waits } from './waits.ts';
+import { stateOf } from './state-of.ts';
+import { cachePerfEvent, writerSettledInput } from './writer-settlement.ts';
 
 /** What `waitForWriterSettlement` reports. */
 export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure };
@@ -121,7 +123,7 @@ export class SessionService {
   /** Resident sessions, least recently used first. */
   readonly #sessions = new Map<string, LoadedSession>();
   readonly #quarantined = new Map<string, ProtocolError>();
-  readonly #mailbox = new Mailbox();
+  readonly #queue = new SessionQueue<LoadedSession>();
   readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
@@ -368,7 +370,7 @@ export class SessionService {
    * from there), then its actor leaves the worker. A request for it afterwards loads it again.
    */
   #evict(sessionId: string): Promise<void> {
-    return this.#mailbox
+    return this.#queue
       .run(sessionId, async () => {
         const s = this.#sessions.get(sessionId);
         if (s === undefined || !this.#evictable(s)) return;
@@ -395,7 +397,7 @@ export class SessionService {
   async open(req: OpenRequest, encoding: Encoding, assignedId?: string): Promise<Body<OpenReply>> {
     const requested = req.session_id;
     const sessionId = requested ?? assignedId ?? this.#o.newId();
-    return await this.#mailbox.run(sessionId, async () => {
+    return await this.#queue.run(sessionId, async () => {
       if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
         const session = await this.#load(sessionId);
         if (session.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is closing; open it again once it is closed`);
@@ -420,7 +422,7 @@ export class SessionService {
   }
 
   async append(sessionId: string, messages: readonly Message[]): Promise<Body<AppendReply>> {
-    return await this.#mailbox.run(sessionId, async () => {
+    return await this.#queue.runAppend(sessionId, async (logged) => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       checkMessageForms(messages, session.api);
@@ -435,15 +437,16 @@ export class SessionService {
         accepted.push(m);
       }
       if (accepted.length > 0) {
-        const record = await this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, [...keys]);
-        await this.#fold(session, record);
+        const appending = this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, [...keys]);
+        logged(session);
+        await this.#fold(session, await appending);
       }
       return { accepted: accepted.length, duplicates: messages.length - accepted.length, state: stateOf(session.summary) };
     });
   }
 
   async tasks(sessionId: string, tasks: readonly TaskItem[]): Promise<Body<TasksReply>> {
-    return await this.#mailbox.run(sessionId, async () => {
+    return await this.#queue.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       await this.#fold(session, await this.#append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
@@ -456,7 +459,7 @@ export class SessionService {
    * mailbox is released once the request is folded: the answer may need later inputs.
    */
   async #requestWithReply(sessionId: string, input: (requestId: string) => SessionInputRecord, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
-    const answer = await this.#mailbox.run(sessionId, async () => {
+    const answer = await this.#queue.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       check?.(session);
@@ -488,7 +491,7 @@ export class SessionService {
 
   async status(sessionId: string): Promise<Body<StatusReply>> {
     // Both in the mailbox: the session may not leave memory between its load and the worker's answer.
-    const { session, info } = await this.#mailbox.run(sessionId, async () => {
+    const { session, info } = await this.#queue.run(sessionId, async () => {
       const loaded = await this.#load(sessionId);
       return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
     });
@@ -519,7 +522,7 @@ export class SessionService {
 
   /** A result computed outside the session's mailbox (a timer, a rebuild render or compaction) enters it as an input. */
   input(sessionId: string, input: SessionInputRecord): Promise<void> {
-    return this.#mailbox.run(sessionId, async () => {
+    return this.#queue.run(sessionId, async () => {
       const session = await this.#load(sessionId);
       await this.#fold(session, await this.#append(sessionId, input));
     });
@@ -537,18 +540,44 @@ export class SessionService {
    */
   async rebuild(sessionId: string, reason: RebuildReason, waitMs: number | undefined): Promise<Body<RebuildReply>> {
     const waits = this.#o.waits;
-    const answer = await this.#mailbox.run(sessionId, async () => {
-      const session = await this.#load(sessionId);
+    const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
+    const requested = (session: LoadedSession, checkpointExists: boolean) => {
       this.#requireOpen(session);
       if (session.summary.rebuilding) throw new ProtocolError('conflict', `a rebuild of session ${sessionId} is already in progress`);
-      const paths = this.#paths(session.projectId, sessionId);
-      const checkpointExists = await stat(paths.checkpoint).then((s) => s.isFile(), () => false);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
-      const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
       const input: SessionInputRecord = { type: 'rebuild.requested', payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists } };
-      await this.#fold(session, await this.#append(sessionId, input));
-      return { replied };
+      return { requestId, replied, input };
+    };
+    // Right behind an append (the gateway's overflowing call) it is logged with the append's records, checked before
+    // the append is folded (an append neither closes a session nor starts a rebuild); the file check is synchronous.
+    const following = this.#queue.followAppend(sessionId)?.then((session) => {
+      if (session === null) return null;
+      const request = requested(session, statSync(this.#paths(session.projectId, sessionId).checkpoint, { throwIfNoEntry: false })?.isFile() === true);
+      const logged = this.#append(sessionId, request.input);
+      // Awaited in the request's turn; a failure before then is not an unhandled one.
+      logged.catch(() => {});
+      return { session, ...request, logged };
+    });
+    following?.catch(() => {});
+    const answer = await this.#queue.run(sessionId, async () => {
+      const early = await following;
+      if (early === undefined || early === null) {
+        const session = await this.#load(sessionId);
+        const request = requested(session, await stat(this.#paths(session.projectId, sessionId).checkpoint).then((s) => s.isFile(), () => false));
+        await this.#fold(session, await this.#append(sessionId, request.input));
+        return { replied: request.replied };
+      }
+      try {
+        const stored = await early.logged;
+        // The append before it may have been folded into quarantine, or the session moved to another daemon meanwhile.
+        if (this.#sessions.get(sessionId) !== early.session) throw this.#quarantined.get(sessionId) ?? new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
+        await this.#fold(early.session, stored);
+      } catch (err) {
+        early.session.replies.delete(early.requestId);
+        throw err;
+      }
+      return { replied: early.replied };
     });
     return answered(await answer.replied) as Body<RebuildReply>;
   }
@@ -562,28 +591,10 @@ export class SessionService {
 
   /** A writer finished in a worker: its cache figures are published and its settlement enters the session as an input. */
   writerSettled(note: WriterSettledNote): Promise<void> {
-    return this.#mailbox.run(note.sessionId, async () => {
+    return this.#queue.run(note.sessionId, async () => {
       const session = await this.#load(note.sessionId);
-      const { perf } = note;
-      this.#o.publish(note.sessionId, session.encoding, {
-        type: 'writer.cache_perf',
-        writer_id: note.writerId,
-        status: note.outcome === 'success' ? 'completed' : 'failed',
-        total_input_tokens: perf.promptTokens,
-        cache_read_tokens: perf.cachedTokens,
-        cache_write_tokens: Math.max(0, perf.promptTokens - perf.cachedTokens),
-        cache_hit_rate: perf.promptTokens > 0 ? perf.cachedTokens / perf.promptTokens : 0,
-        num_llm_calls: perf.calls,
-      });
-      const record = await this.#append(note.sessionId, {
-        type: 'writer.settled',
-        payload: {
-          writerId: note.writerId,
-          outcome: note.outcome,
-          ...(note.failure !== null ? { failure: note.failure } : {}),
-          ...(note.reason !== null ? { reason: note.reason } : {}),
-        },
-      });
+      this.#o.publish(note.sessionId, session.encoding, cachePerfEvent(note));
+      const record = await this.#append(note.sessionId, writerSettledInput(note));
       await this.#fold(session, record);
     });
   }
@@ -594,7 +605,7 @@ export class SessionService {
    * `no-writer` when none runs.
    */
   async waitForWriterSettlement(sessionId: string, timeoutMs = this.#o.waits.writerSettlementMs): Promise<WaitOutcome> {
-    const session = await this.#mailbox.run(sessionId, () => this.#load(sessionId));
+    const session = await this.#queue.run(sessionId, () => this.#load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
     const settled = (): WaitOutcome | null => {
@@ -631,7 +642,7 @@ export class SessionService {
     let dropped = 0;
     await Promise.all(
       [...this.#sessions.keys()].map((sessionId) =>
-        this.#mailbox.run(sessionId, async () => {
+        this.#queue.run(sessionId, async () => {
           // It may have left memory while this waited; a session not in memory has nothing queued to drop.
           const session = this.#sessions.get(sessionId);
           if (session === undefined) return;
@@ -668,7 +679,7 @@ export class SessionService {
 
   /** Waits for queued session work (used on shutdown). */
   idle(): Promise<void> {
-    return this.#mailbox.idle();
+    return this.#queue.idle();
   }
 }
 
@@ -676,15 +687,4 @@ export class SessionService {
 function answered(body: Record<string, unknown> | ProtocolError): Record<string, unknown> {
   if (body instanceof ProtocolError) throw body;
   return body;
-}
-
-export function stateOf(s: SessionSummary): SessionState {
-  return {
-    tokens: s.tokens,
-    usable_window: s.usableWindow,
-    next_threshold: s.nextThreshold,
-    watermark: s.watermark,
-    writer: s.writer,
-    overflow: s.overflow,
-  };
 }
