@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BatonClient } from '@baton/client';
-import { providerMessages, viewOf, type Message, type ProviderApi } from '@baton/protocol';
+import { MAX_APPEND_MESSAGES, providerMessages, viewOf, type Message, type ProviderApi, type RebuildReply } from '@baton/protocol';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
 import { withContextBreakpoint } from './context-breakpoint.ts';
@@ -177,11 +177,23 @@ export class SessionRecorder {
     const before = toAppend.slice(0, cut - session.recorded.length);
     const after = toAppend.slice(before.length);
     await session.appending;
-    await this.#append(session, before);
+    // The rebuild is asked for right behind the append, not once it is answered: the daemon then logs both in one
+    // commit. Should the rebuild have gone first (a daemon of a cluster may take requests out of order while it renews
+    // its lease), its context lacks the newest item the append brought, and it is asked for again.
+    const rebuild = (): Promise<RebuildReply> => this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+    const lastChunk = before.length === 0 ? 0 : Math.floor((before.length - 1) / MAX_APPEND_MESSAGES) * MAX_APPEND_MESSAGES;
+    await this.#append(session, before.slice(0, lastChunk));
+    const appending = this.#append(session, before.slice(lastChunk));
+    const pipelined = before.length > 0 ? rebuild() : null;
+    // Awaited below, once the append is answered; a failure meanwhile is not an unhandled one.
+    pipelined?.catch(() => {});
+    await appending;
     session.recorded.push(...before.map((r) => r.digest));
     let rebuilt = false;
     try {
-      const reply = await this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+      let reply = await (pipelined ?? rebuild());
+      const newest = before.at(-1)?.message.id;
+      if (newest !== undefined && reply.context.length > 0 && !reply.context.some((m) => m.id === newest)) reply = await rebuild();
       if (reply.context.length > 0) {
         session.substitution = { agentLength: cut, context: reply.context };
         session.pending = null;
@@ -230,10 +242,10 @@ export class SessionRecorder {
     return Buffer.from(text, 'utf8');
   }
 
-  /** Appends history items to the session's daemon session (in order, at most 1000 per request). */
+  /** Appends history items to the session's daemon session (in order, at most `MAX_APPEND_MESSAGES` per request). */
   async #append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
-    for (let i = 0; i < records.length; i += 1000) {
-      await this.#o.client.append(session.daemonSessionId, records.slice(i, i + 1000).map((r) => r.message));
+    for (let i = 0; i < records.length; i += MAX_APPEND_MESSAGES) {
+      await this.#o.client.append(session.daemonSessionId, records.slice(i, i + MAX_APPEND_MESSAGES).map((r) => r.message));
     }
   }
 
