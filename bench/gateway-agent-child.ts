@@ -14,8 +14,10 @@
  * - `throughput { target, sessions, callsPerSession, concurrency, model, fileBytes }`: `concurrency` lanes, each
  *   running its share of the sessions round-robin, one call in flight per lane; non-streamed. Each target keeps its
  *   own copy of every conversation, so both see the same bodies when they run the same rounds.
- * - `fill { sessions, concurrency, model, fileBytes, usableWindow }`: runs each session through the gateway until its
- *   next call could reach the usable window (by the gateway's own estimate, with a margin).
+ * - `fill-step { sid, model, fileBytes, usableWindow }`: the session's next call through the gateway unless it could
+ *   reach the usable window (by the gateway's own estimate, with a margin), answered as `fill-step:<sid>` (so the
+ *   parent can step several sessions at once) with `called: false` once the session is full. The parent sends the
+ *   next step when it sees fit (once the daemon recorded the call and the session's writer settled).
  * - `overflow { sid, model, usableWindow, tag }`: the session's next call, padded to overflow the window, through the
  *   gateway, tagged `x-bench-call: <tag>` so the upstream keeps what it got.
  * - `direct { body, sid }`: one non-streamed call with `body` (what the upstream got for the session's overflowing
@@ -155,24 +157,13 @@ async function main(): Promise<void> {
     return { requests: totals.length, seconds, p50: totals[totals.length >> 1] ?? Number.NaN };
   }
 
-  async function fill(sessions: readonly string[], concurrency: number, model: string, fileBytes: number, usableWindow: number): Promise<number[]> {
-    const calls: number[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < sessions.length) {
-          const at = next++;
-          const sid = sessions[at] as string;
-          const c = conversation(`overflow:${sid}`, sid, fileBytes);
-          while (c.nextEstimate() + ENVELOPE_TOKENS * c.unsent < usableWindow) {
-            const call = await timedChatCall(url('gateway', sid), c.body(model, false), headersOf(sid));
-            c.reply(parseChatReply(call.text, false));
-          }
-          calls[at] = c.calls;
-        }
-      }),
-    );
-    return calls;
+  /** The session's next call through the gateway, unless it could reach the usable window; whether it was made. */
+  async function fillStep(sid: string, model: string, fileBytes: number, usableWindow: number): Promise<boolean> {
+    const c = conversation(`overflow:${sid}`, sid, fileBytes);
+    if (c.nextEstimate() + ENVELOPE_TOKENS * c.unsent >= usableWindow) return false;
+    const call = await timedChatCall(url('gateway', sid), c.body(model, false), headersOf(sid));
+    c.reply(parseChatReply(call.text, false));
+    return true;
   }
 
   /** Per overflow session: the messages the upstream had been sent before its overflowing call (as JSON). */
@@ -227,8 +218,12 @@ async function main(): Promise<void> {
       case 'throughput':
         void answer(throughput(s('target') as CallPath, list('sessions'), n('callsPerSession'), n('concurrency'), s('model'), n('fileBytes')).then((r) => ({ ...r })));
         break;
-      case 'fill':
-        void answer(fill(list('sessions'), n('concurrency'), s('model'), n('fileBytes'), n('usableWindow')).then((calls) => ({ calls })));
+      case 'fill-step':
+        // Answered under a type of its own per session: the parent steps several sessions at once.
+        fillStep(s('sid'), s('model'), n('fileBytes'), n('usableWindow')).then(
+          (called) => sendToParent({ type: `fill-step:${s('sid')}`, called }),
+          (err: unknown) => sendToParent({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+        );
         break;
       case 'overflow':
         void answer(overflow(s('sid'), s('model'), n('usableWindow'), s('tag')).then((r) => ({ ...r })));
