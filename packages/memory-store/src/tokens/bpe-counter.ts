@@ -7,6 +7,8 @@ const NO_RANK = 0x7fffffff;
 const MERGED = -2;
 /** Pieces up to this many bytes are merged by scanning, longer ones through a {@link MergeQueue}. */
 const SCAN_MAX_BYTES = 64;
+/** Merged pieces whose counts are kept; the map is emptied when full (a few hundred KiB at most). */
+const MERGED_PIECES_KEPT = 4_096;
 /** A buffer larger than this, grown for one huge piece, is dropped (all of them are) after the count. */
 const KEPT_BUFFER_BYTES = 64 * 1024;
 
@@ -36,6 +38,8 @@ export class BpeCounter {
   #prev = new Int32Array(256);
   #ranks = new Int32Array(256);
   readonly #queue = new MergeQueue();
+  // Counts of the last pieces that had to be merged (words that are not one token recur in a text).
+  readonly #merged = new Map<string, number>();
 
   /** A counter over `table`, cutting text with `split` (a global, Unicode-aware pattern). */
   constructor(table: RankTable, split: RegExp) {
@@ -68,7 +72,12 @@ export class BpeCounter {
     const length = Math.abs(written);
     if (length === 1) return 1;
     if (written > 0 && this.#table.rankOf(this.#bytes, 0, length) !== -1) return 1;
-    return this.#merge(length);
+    const known = this.#merged.get(piece);
+    if (known !== undefined) return known;
+    const parts = this.#merge(length);
+    if (this.#merged.size >= MERGED_PIECES_KEPT) this.#merged.clear();
+    this.#merged.set(piece, parts);
+    return parts;
   }
 
   /** Number of parts left after merging the `length` bytes in the buffer. */
