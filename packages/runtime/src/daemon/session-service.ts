@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { relative } from 'node:path';
-import { isMainEffect, type Failure, type SessionMainEffect, type TailPolicy } from '@baton/actors';
+import { isMainEffect, type Failure, type TailPolicy } from '@baton/actors';
 import {
   LogRecordError,
   SNAPSHOT_KEY,
@@ -20,10 +19,8 @@ import {
   type AppendReply,
   type CheckpointReply,
   type Encoding,
-  type LastOutcome,
   type MemoryPaths,
   type Message,
-  type ProviderApi,
   DEFAULT_PROVIDER_API,
   type OpenReply,
   type OpenRequest,
@@ -35,12 +32,15 @@ import {
   type TasksReply,
   type WriterOutcome,
 } from '@baton/protocol';
-import { assertNever } from '../assert-never.ts';
 import { firstDifference } from '../replay/plain-diff.ts';
 import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
-import type { Clock, TimerHandle } from '../time/clock.ts';
+import type { Clock } from '../time/clock.ts';
 import { CommitVersions } from './commit-versions.ts';
+import type { LoadedSession } from './loaded-session.ts';
+import { runMainEffect, type MainEffectDeps } from './main-effects.ts';
+import { ResidentSessions, type Residency, DEFAULT_RESIDENCY } from './resident-sessions.ts';
+import { statusReplyOf } from './status-reply.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
@@ -59,35 +59,7 @@ export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; fa
 /** A reply body: the reply schema's type without `ok`, which the daemon adds. */
 type Body<T> = Omit<T, 'ok'>;
 
-/** What the main thread keeps of a resident session: how to answer it. Its state lives in its actor, in a worker. */
-interface LoadedSession {
-  readonly sessionId: string;
-  readonly projectId: string;
-  /** The encoding the session was opened with: its events are published in it. */
-  readonly encoding: Encoding;
-  /** The agent's provider API: the form its messages must have. */
-  readonly api: ProviderApi;
-  readonly thresholds: readonly number[];
-  /** The actor's summary after its latest fold (as the worker reported it). */
-  summary: SessionSummary;
-  /** Requests waiting for a `reply` / `rebuild.reply` effect. */
-  readonly replies: Map<string, (body: Record<string, unknown> | ProtocolError) => void>;
-  /** Inputs folded since the last snapshot was queued. */
-  sinceSnapshot: number;
-  lastUsedAt: number;
-}
-
-/** When sessions leave memory. */
-export interface Residency {
-  /** A session nobody used for this long leaves memory (default 10 min). */
-  readonly idleMs: number;
-  /** Most sessions kept in memory; past it the least recently used idle ones leave (default: no limit). */
-  readonly maxResident: number;
-  /** A snapshot of a session's state is written every this many inputs (and when it leaves memory). */
-  readonly snapshotEvery: number;
-}
-
-export const DEFAULT_RESIDENCY: Residency = { idleMs: 600_000, maxResident: Number.POSITIVE_INFINITY, snapshotEvery: 500 };
+export { DEFAULT_RESIDENCY, type Residency } from './resident-sessions.ts';
 
 export interface SessionServiceOptions {
   readonly log: EventLog;
@@ -121,14 +93,14 @@ export class SessionService {
   readonly #log: StreamLog<SessionRecordSchemas>;
   readonly #residency: Residency;
   /** Resident sessions, least recently used first. */
-  readonly #sessions = new Map<string, LoadedSession>();
+  readonly #sessions: ResidentSessions<LoadedSession>;
   readonly #quarantined = new Map<string, ProtocolError>();
   readonly #queue = new SessionQueue<LoadedSession>();
   readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
   readonly #versions: CommitVersions;
-  #sweep: TimerHandle | null = null;
+  readonly #effectDeps: MainEffectDeps;
   /** Set once this daemon drains: sessions it loads afterwards stay drained. */
   #draining = false;
 
@@ -142,7 +114,14 @@ export class SessionService {
     });
     this.#decisions = new DecisionQueue(options.clock, options.waits.decisionFlushMs, (sessionId, records) => this.#log.append(sessionId, records));
     this.#versions = new CommitVersions(options.log);
-    this.#armSweep();
+    this.#sessions = new ResidentSessions<LoadedSession>({
+      clock: options.clock,
+      residency: this.#residency,
+      idle: (session) => this.#evictable(session),
+      evict: (sessionId) => void this.#evict(sessionId),
+    });
+    this.#sessions.startSweep();
+    this.#effectDeps = { publish: (sessionId, encoding, event) => options.publish(sessionId, encoding, event), timers: this.#timers };
   }
 
   /** Sessions in memory now. */
@@ -196,7 +175,7 @@ export class SessionService {
     }
     const before = session.summary;
     session.summary = reply.summary;
-    for (const effect of reply.effects) if (isMainEffect(effect)) this.#runEffect(session, effect, reply);
+    for (const effect of reply.effects) if (isMainEffect(effect)) runMainEffect(session, effect, reply, this.#effectDeps);
     this.#folded.notify();
     // An input that changed nothing (no effect, the same state) needs no decision record: replay treats a missing
     // decision as nothing to compare, and most appends (a user message, a tool result) are such inputs.
@@ -212,41 +191,6 @@ export class SessionService {
     const snapshot = await this.#o.pool.call(session.sessionId, 'session.snapshot', { sessionId: session.sessionId });
     this.#decisions.queue(session.sessionId, { type: 'snapshot', at: this.#o.clock.now(), payload: snapshot, keys: [SNAPSHOT_KEY] });
     session.sinceSnapshot = 0;
-  }
-
-  #runEffect(session: LoadedSession, effect: SessionMainEffect, fold: FoldReply): void {
-    switch (effect.kind) {
-      case 'publish':
-        this.#o.publish(session.sessionId, session.encoding, effect.event);
-        return;
-      case 'reply':
-        this.#answer(session, effect.requestId, effect.body);
-        return;
-      case 'timer.start':
-        this.#timers.start(session.sessionId, effect.timerId, effect.ms);
-        return;
-      case 'timer.cancel':
-        this.#timers.cancel(effect.timerId);
-        return;
-      case 'rebuild.reply': {
-        const body: Body<RebuildReply> = {
-          outcome: effect.outcome,
-          covered_up_to: effect.coveredUpTo,
-          status_text: effect.statusText,
-          context: effect.withContext ? [...(fold.context ?? [])] : [],
-        };
-        this.#answer(session, effect.requestId, body);
-        return;
-      }
-      default:
-        assertNever(effect, 'session effect');
-    }
-  }
-
-  #answer(session: LoadedSession, requestId: string, body: Record<string, unknown>): void {
-    const resolve = session.replies.get(requestId);
-    session.replies.delete(requestId);
-    resolve?.(body);
   }
 
   /**
@@ -281,7 +225,7 @@ export class SessionService {
       throw new ProtocolError('unavailable', `session ${sessionId} is not held by this daemon; open it again`, { reason: 'moved' });
     }
     const existing = this.#sessions.get(sessionId);
-    if (existing !== undefined) return this.#touch(existing);
+    if (existing !== undefined) return this.#sessions.touch(existing);
     const quarantined = this.#quarantined.get(sessionId);
     if (quarantined !== undefined) throw quarantined;
     let load = this.#readLoad(sessionId, true);
@@ -313,7 +257,7 @@ export class SessionService {
       sinceSnapshot: load.records.length,
       lastUsedAt: this.#o.clock.now(),
     };
-    this.#sessions.set(sessionId, session);
+    this.#sessions.add(session);
     if (reply.summary.rebuildRequestId !== null) {
       // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
       const requestId = reply.summary.rebuildRequestId;
@@ -336,15 +280,7 @@ export class SessionService {
       });
       await this.#fold(session, record);
     }
-    this.#makeRoom(sessionId);
-    return session;
-  }
-
-  /** Marks a session most recently used. */
-  #touch(session: LoadedSession): LoadedSession {
-    session.lastUsedAt = this.#o.clock.now();
-    this.#sessions.delete(session.sessionId);
-    this.#sessions.set(session.sessionId, session);
+    this.#sessions.makeRoom(sessionId);
     return session;
   }
 
@@ -352,17 +288,6 @@ export class SessionService {
   #evictable(s: LoadedSession): boolean {
     const { writer, rebuilding, closing } = s.summary;
     return writer === 'idle' && !rebuilding && !closing && s.replies.size === 0 && !this.#timers.pending(s.sessionId);
-  }
-
-  /** Past `maxResident`, the least recently used idle sessions leave memory (never `keep`, just loaded). */
-  #makeRoom(keep: string): void {
-    let excess = this.#sessions.size - this.#residency.maxResident;
-    for (const s of this.#sessions.values()) {
-      if (excess <= 0) return;
-      if (s.sessionId === keep || !this.#evictable(s)) continue;
-      excess--;
-      void this.#evict(s.sessionId);
-    }
   }
 
   /**
@@ -381,16 +306,6 @@ export class SessionService {
         this.#o.pool.release(sessionId);
       })
       .catch(() => {});
-  }
-
-  /** Every so often, sessions unused for `idleMs` leave memory. */
-  #armSweep(): void {
-    const every = Math.max(10, Math.min(this.#residency.idleMs / 2, 60_000));
-    this.#sweep = this.#o.clock.setTimeout(() => {
-      const now = this.#o.clock.now();
-      for (const s of [...this.#sessions.values()]) if (now - s.lastUsedAt >= this.#residency.idleMs && this.#evictable(s)) void this.#evict(s.sessionId);
-      this.#armSweep();
-    }, every);
   }
 
   /** Opens or resumes a session; `assignedId` is the id a new session gets when the request names none (default: a new id). */
@@ -495,29 +410,7 @@ export class SessionService {
       const loaded = await this.#load(sessionId);
       return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
     });
-    const paths = this.#paths(session.projectId, sessionId);
-    const version = (path: string): number => this.#versions.versions(relative(paths.root, path));
-    const last = session.summary.lastOutcome;
-    const lastOutcome: LastOutcome | null =
-      last === null
-        ? null
-        : {
-            writer_id: last.writerId,
-            outcome: last.outcome,
-            ...(last.failure !== null ? { failure: { kind: last.failure.kind, retryable: last.failure.retryable } } : {}),
-            watermark: session.summary.watermark,
-            at: info.lastSettledAt ?? 0,
-          };
-    return {
-      state: stateOf(session.summary),
-      files: {
-        checkpoint: { ...info.files.checkpoint, version: version(paths.checkpoint) },
-        memory: { ...info.files.memory, version: version(paths.memory) },
-        notes: { ...info.files.notes, version: version(paths.notes) },
-      },
-      writer: info.writer,
-      last_outcome: lastOutcome,
-    };
+    return statusReplyOf(session, info, this.#paths(session.projectId, sessionId), this.#versions);
   }
 
   /** A result computed outside the session's mailbox (a timer, a rebuild render or compaction) enters it as an input. */
@@ -585,8 +478,7 @@ export class SessionService {
   /** Cancels every pending timer, the idle sweep included (on shutdown). */
   clearTimers(): void {
     this.#timers.clear();
-    if (this.#sweep !== null) this.#o.clock.clearTimeout(this.#sweep);
-    this.#sweep = null;
+    this.#sessions.stopSweep();
   }
 
   /** A writer finished in a worker: its cache figures are published and its settlement enters the session as an input. */

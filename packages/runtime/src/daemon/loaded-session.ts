@@ -1,0 +1,27 @@
+import type { Encoding, ProtocolError, ProviderApi } from '@baton/protocol';
+import type { SessionSummary } from '../host/worker-messages.ts';
+
+/** What the main thread keeps of a resident session: how to answer it. Its state lives in its actor, in a worker. */
+export interface LoadedSession {
+  readonly sessionId: string;
+  readonly projectId: string;
+  /** The encoding the session was opened with: its events are published in it. */
+  readonly encoding: Encoding;
+  /** The agent's provider API: the form its messages must have. */
+  readonly api: ProviderApi;
+  readonly thresholds: readonly number[];
+  /** The actor's summary after its latest fold (as the worker reported it). */
+  summary: SessionSummary;
+  /** Requests waiting for a `reply` / `rebuild.reply` effect. */
+  readonly replies: Map<string, (body: Record<string, unknown> | ProtocolError) => void>;
+  /** Inputs folded since the last snapshot was queued. */
+  sinceSnapshot: number;
+  lastUsedAt: number;
+}
+
+/** Answers the request `requestId` of a session waits for (nothing when none waits). */
+export function answerWaiting(session: LoadedSession, requestId: string, body: Record<string, unknown>): void {
+  const resolve = session.replies.get(requestId);
+  session.replies.delete(requestId);
+  resolve?.(body);
+}
