@@ -181,9 +181,10 @@ export class WriterRun {
       this.#snapshot = step.snapshot;
       await this.#execute(step.effects);
     });
-    this.#queue = next.catch((err: unknown) => {
-      // Staged edits are dropped; the run rejects and its host settles the writer as an internal failure.
-      void this.#workspace?.discard().catch(() => {});
+    this.#queue = next.catch(async (err: unknown) => {
+      // Staged edits are dropped, then the run rejects and its host settles the writer as an internal failure: once
+      // the settlement is out, nothing of the writer is left in the staging tree (as after a settle effect).
+      await this.#workspace?.discard().catch(() => {});
       this.#fail(err);
     });
     return next;
