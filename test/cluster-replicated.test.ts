@@ -1,41 +1,28 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
-import { BatonDaemon, LmdbEventLog, clusterNames, readClusterStatus, verifySession } from '@baton/runtime';
+import { clusterNames, readClusterStatus, verifySession, type LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL, SYSTEM_PROMPT, TEST_TAIL, conversation } from './support/conversation.ts';
+import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
+import { MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
 
-interface Member {
-  readonly daemon: BatonDaemon;
-  readonly log: LmdbEventLog;
-  readonly transport: NatsTransport;
-  readonly dataDir: string;
+interface Member extends ClusterMember {
   readonly hydrated: Map<string, Record<string, unknown>>;
 }
 
 async function member(nats: string, model: LoopbackModel, options: { dataDir?: string; cluster?: boolean; prefix?: string } = {}): Promise<Member> {
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'baton-replicated-')));
-  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  const transport = await NatsTransport.connect({ servers: nats });
   const hydrated = new Map<string, Record<string, unknown>>();
-  const daemon = BatonDaemon.start({
-    transport,
-    log,
-    dataDir,
-    poolSize: 1,
+  const m = await startClusterMember(nats, model, {
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
-    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-    tail: TEST_TAIL,
-    ...(options.cluster === false ? {} : { cluster: { connection: transport.connection, leaseMs: 1_000, durability: 'replicated' as const } }),
+    cluster: options.cluster === false ? false : { leaseMs: 1_000, durability: 'replicated' },
     logger: (_level, msg, data) => {
       const sid = data?.['sessionId'];
       if (msg === 'session hydrated' && typeof sid === 'string') hydrated.set(sid, data ?? {});
     },
   });
-  await daemon.ready();
-  return { daemon, log, transport, dataDir, hydrated };
+  return { ...m, hydrated };
 }
 
 /** Message ids of every `messages.appended` record of a session in a log. */
@@ -62,12 +49,7 @@ describe('durability replicated: a session outlives the daemon and the disk it w
 
   afterAll(async () => {
     await transport?.close();
-    for (const m of members) {
-      await m.daemon.stop().catch(() => {});
-      await m.transport.close().catch(() => {});
-      await m.log.close();
-      await rm(m.dataDir, { recursive: true, force: true });
-    }
+    await stopClusterMembers(members);
     await model?.close();
     await nats?.stop();
   });

@@ -1,41 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BatonClient, BatonRequestError, NatsTransport, TransportError } from '@baton/client';
-import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL, SYSTEM_PROMPT, TEST_TAIL, conversation } from './support/conversation.ts';
-
-interface Member {
-  readonly daemon: BatonDaemon;
-  readonly log: LmdbEventLog;
-  readonly transport: NatsTransport;
-  readonly dataDir: string;
-}
+import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
+import { MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
 
 /** `session claimed` log lines, by session id, of every daemon. */
 const claims = new Map<string, number>();
 
-async function member(nats: string, model: LoopbackModel, reuse?: string): Promise<Member> {
-  const dataDir = reuse ?? (await mkdtemp(join(tmpdir(), 'baton-cluster-')));
-  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  const transport = await NatsTransport.connect({ servers: nats });
-  const daemon = BatonDaemon.start({
-    transport,
-    log,
-    dataDir,
-    poolSize: 1,
-    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-    tail: TEST_TAIL,
-    cluster: { connection: transport.connection, leaseMs: 3_000 },
+function member(nats: string, model: LoopbackModel, reuse?: string): Promise<ClusterMember> {
+  return startClusterMember(nats, model, {
+    ...(reuse !== undefined ? { dataDir: reuse } : {}),
+    cluster: { leaseMs: 3_000 },
     logger: (_level, msg, data) => {
       const sid = data?.['sessionId'];
       if (msg === 'session claimed' && typeof sid === 'string') claims.set(sid, (claims.get(sid) ?? 0) + 1);
     },
   });
-  await daemon.ready();
-  return { daemon, log, transport, dataDir };
 }
 
 /** Every error a request could meet when it reaches a daemon that does not hold the session. */
@@ -47,7 +27,7 @@ function describeFailure(err: unknown): string {
 describe('two daemons in cluster mode on one plain NATS server', () => {
   let nats: NatsServerHandle;
   let model: LoopbackModel;
-  let members: Member[];
+  let members: ClusterMember[];
   let transport: NatsTransport;
   let client: BatonClient;
 
@@ -61,12 +41,7 @@ describe('two daemons in cluster mode on one plain NATS server', () => {
 
   afterAll(async () => {
     await transport?.close();
-    for (const m of members ?? []) {
-      await m.daemon.stop();
-      await m.transport.close();
-      await m.log.close();
-      await rm(m.dataDir, { recursive: true, force: true });
-    }
+    await stopClusterMembers(members ?? []);
     await model?.close();
     await nats?.stop();
   });
@@ -127,7 +102,7 @@ describe('two daemons in cluster mode on one plain NATS server', () => {
     const sid = open.session_id;
     await failover.append(sid, conversation(2, { prefix: 'r-' }));
     const index = members.findIndex((m) => m.log.lastSeq(`session/${sid}`) > 0);
-    const holder = members[index] as Member;
+    const holder = members[index] as ClusterMember;
     // The holder stops (handing its sessions off) and comes back on the same data directory as a new daemon; the
     // other daemon cannot take the session meanwhile (its records are on the holder's disk) and says so.
     await holder.daemon.stop();

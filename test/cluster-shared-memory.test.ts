@@ -1,41 +1,23 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { parseStream, sessionWritersPrefix } from '@baton/log-schema';
-import { BatonDaemon, LmdbEventLog, clusterNames, readClusterStatus } from '@baton/runtime';
+import { clusterNames, readClusterStatus, type LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
 import { Kvm } from '@nats-io/kv';
 import { jetstream } from '@nats-io/jetstream';
 import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL, SYSTEM_PROMPT, TEST_TAIL, conversation } from './support/conversation.ts';
+import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
+import { MODEL, SYSTEM_PROMPT, conversation } from './support/conversation.ts';
 
-interface Member {
-  readonly daemon: BatonDaemon;
-  readonly log: LmdbEventLog;
-  readonly transport: NatsTransport;
-  readonly dataDir: string;
-}
+type Member = ClusterMember;
 
 const MEMORY_REL = join('projects', 'shop', 'MEMORY.md');
 const ruleOf = (writerId: string): string => `- rule recorded by writer ${writerId}`;
 
-async function member(url: string, model: LoopbackModel): Promise<Member> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'baton-shared-memory-'));
-  const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  const transport = await NatsTransport.connect({ servers: url });
-  const daemon = BatonDaemon.start({
-    transport,
-    log,
-    dataDir,
-    poolSize: 1,
-    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-    tail: TEST_TAIL,
-    cluster: { connection: transport.connection, leaseMs: 3_000, replicas: 3 },
-  });
-  await daemon.ready();
-  return { daemon, log, transport, dataDir };
+function member(url: string, model: LoopbackModel): Promise<Member> {
+  return startClusterMember(url, model, { cluster: { leaseMs: 3_000, replicas: 3 } });
 }
 
 /** How each writer of a session ended its commit, from the holder's log: committed MEMORY.md, or found a conflict. */
@@ -72,12 +54,7 @@ describe('cluster: the project MEMORY.md written by writers of sessions on diffe
 
   afterAll(async () => {
     for (const t of clients) await t.close().catch(() => {});
-    for (const m of members) {
-      await m.daemon.stop().catch(() => {});
-      await m.transport.close().catch(() => {});
-      await m.log.close();
-      await rm(m.dataDir, { recursive: true, force: true });
-    }
+    await stopClusterMembers(members);
     await model?.close();
     await cluster?.stop();
   });
@@ -105,18 +82,28 @@ describe('cluster: the project MEMORY.md written by writers of sessions on diffe
     };
     expect(new Set(sessions.map((s) => holder(s.sid).daemon.id)).size).toBe(2);
 
-    // Three phases of turns: each crosses a rung, so every session runs a writer per phase, all at about the same time.
-    for (const turns of [5, 9, 13]) {
-      await Promise.all(
-        sessions.map(async ({ sid, client }, i) => {
-          const all = conversation(turns, { prefix: `s${i}-` });
-          const from = turns === 5 ? 0 : (turns - 4) * 4;
-          await client.append(sid, all.slice(from));
-          const settled = await holder(sid).daemon.sessions.waitForWriterSettlement(sid, 30_000);
-          expect(settled.outcome).toMatch(/success|no-writer/);
-        }),
-      );
+    // Three phases of turns, each crossing a rung, so every session runs a writer per phase: in the first and the last
+    // all sessions at once (their writers race for the next version); in the second one after the other, alternating
+    // between the daemons (each writer must build on the version the other daemon's writer just made).
+    const turn = async (i: number, turns: number): Promise<void> => {
+      const { sid, client } = sessions[i] as (typeof sessions)[number];
+      const all = conversation(turns, { prefix: `s${i}-` });
+      await client.append(sid, all.slice(turns === 5 ? 0 : (turns - 4) * 4));
+      const settled = await holder(sid).daemon.sessions.waitForWriterSettlement(sid, 30_000);
+      expect(settled.outcome).toMatch(/success|no-writer/);
+    };
+    await Promise.all(sessions.map((_, i) => turn(i, 5)));
+    const onA = sessions.flatMap((s, i) => (holder(s.sid) === a ? [i] : []));
+    const onB = sessions.flatMap((s, i) => (holder(s.sid) === b ? [i] : []));
+    const alternating = Array.from({ length: Math.max(onA.length, onB.length) }, (_, k) => [onA[k], onB[k]]).flat().filter((i): i is number => i !== undefined);
+    const sequentialFrom = new Map<string, number>();
+    for (const i of alternating) {
+      sequentialFrom.set((sessions[i] as (typeof sessions)[number]).sid, memoryCommits(holder((sessions[i] as (typeof sessions)[number]).sid).log, (sessions[i] as (typeof sessions)[number]).sid).committed.length);
+      await turn(i, 9);
     }
+    // With no other writer at work, every writer of the second phase committed its rule on the newest version.
+    for (const { sid } of sessions) expect(memoryCommits(holder(sid).log, sid).committed.length).toBe((sequentialFrom.get(sid) ?? 0) + 1);
+    await Promise.all(sessions.map((_, i) => turn(i, 13)));
 
     const committed: string[] = [];
     const conflicted: string[] = [];
