@@ -218,7 +218,9 @@ function withDeepValue(body: unknown, encoding: Encoding, depth: number): Uint8A
 
 /** Every stream with its last sequence, plus the log-wide count, once every issued append has settled. */
 async function logSnapshot(): Promise<Record<string, number>> {
-  // Decisions of earlier valid requests are written lazily; write them now so only bad requests are compared.
+  // Work earlier valid requests queued (a closed session leaving memory writes its snapshot) and their decisions,
+  // written lazily, are done now, so only bad requests are compared.
+  await daemon.sessions.idle();
   await daemon.sessions.flushDecisions();
   await log.flushed();
   const snapshot: Record<string, number> = { '*global': log.lastGlobalSeq() };
