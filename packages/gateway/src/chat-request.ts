@@ -1,18 +1,4 @@
-import { z } from 'zod';
-
-const Part = z.looseObject({});
-
-/**
- * What the gateway reads of a chat-completions request. Everything else passes through untouched; the parsed objects
- * are the ones `JSON.parse` produced (key order kept), never zod's copies.
- */
-const ChatRequestShape = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(z.looseObject({ role: z.string() })),
-  tools: z.array(Part).nullish(),
-  stream: z.boolean().nullish(),
-  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
-});
+import { isObjectList, modelRequestBody } from './json-body.ts';
 
 /** A chat message as the agent sent it. */
 export type ChatMessage = Readonly<Record<string, unknown>> & { readonly role: string };
@@ -28,22 +14,32 @@ export interface ChatRequest {
   readonly body: Readonly<Record<string, unknown>>;
 }
 
-/** Reads a chat-completions request body; null when it is not one (it is then forwarded without being recorded). */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNullish = (v: unknown): v is null | undefined => v === null || v === undefined;
+
+/**
+ * Reads a chat-completions request body; null when it is not one (it is then forwarded without being recorded). What
+ * the gateway reads is checked by hand — a non-empty `model`, `messages` as objects with a string `role`, `tools` as
+ * objects, a boolean `stream`, `stream_options.include_usage` a boolean — and everything else passes through untouched;
+ * the objects are the ones `JSON.parse` produced (key order kept), never copies: a long history is walked once.
+ */
 export function parseChatRequest(bytes: Uint8Array): ChatRequest | null {
-  let body: unknown;
-  try {
-    body = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (!ChatRequestShape.safeParse(body).success) return null;
-  const b = body as Record<string, unknown> & { model: string; messages: ChatMessage[]; tools?: object[] | null; stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null };
+  const b = modelRequestBody(bytes);
+  if (b === null) return null;
+  const messages = b['messages'];
+  if (!isObjectList(messages) || !messages.every((m) => typeof m['role'] === 'string')) return null;
+  const tools = b['tools'];
+  if (!isNullish(tools) && !isObjectList(tools)) return null;
+  const stream = b['stream'];
+  if (!isNullish(stream) && typeof stream !== 'boolean') return null;
+  const streamOptions = b['stream_options'];
+  if (!isNullish(streamOptions) && !(isObject(streamOptions) && (isNullish(streamOptions['include_usage']) || typeof streamOptions['include_usage'] === 'boolean'))) return null;
   return {
     model: b.model,
-    messages: b.messages,
-    tools: b.tools ?? null,
-    stream: b.stream === true,
-    includeUsage: b.stream_options?.include_usage === true,
+    messages: messages as ChatMessage[],
+    tools: tools ?? null,
+    stream: stream === true,
+    includeUsage: isObject(streamOptions) && streamOptions['include_usage'] === true,
     body: b,
   };
 }
