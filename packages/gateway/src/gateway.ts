@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Mailbox, type BatonClient } from '@baton/client';
-import type { Dispatcher } from 'undici';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentRequest } from './agent-request.ts';
 import { anthropicApi } from './anthropic-api.ts';
@@ -18,6 +17,7 @@ import { isAnthropicMessages, parseRoute } from './route.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
+import type { UpstreamCall } from './upstream-call.ts';
 
 export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
@@ -66,7 +66,8 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    // A body that came in one read is used as it is (no copy).
+    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
     req.on('error', reject);
   });
 }
@@ -266,10 +267,6 @@ export class BatonGateway {
   ): Promise<Refusal | null> {
     // The agent may have gone while the call waited (its session's previous call, a rebuild): then nothing is sent.
     if (res.destroyed) return null;
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
     let sent = body;
     const streamOptions = recorded?.agent.body['stream_options'] as { include_usage?: unknown } | null | undefined;
     const stripUsage = recorded !== null && recorded.api.api === 'openai-chat' && recorded.agent.stream && streamOptions?.include_usage !== true;
@@ -282,7 +279,11 @@ export class BatonGateway {
     // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls
     // keep the agent's accept-encoding and are relayed as the upstream encoded them.
     if (recorded !== null) headers['accept-encoding'] = 'identity';
-    let upstream: Dispatcher.ResponseData;
+    const target = this.#anthropicUpstream !== null && isAnthropicMessages(parseRoute(path).endpoint) ? this.#anthropicUpstream : this.#upstream;
+    const upstream = target.call(req.method ?? 'GET', path, headers, sent);
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.abort();
+    });
     // Durations for the metrics only.
     const sentAt = performance.now();
     let headersSeconds = 0;
@@ -290,49 +291,55 @@ export class BatonGateway {
       this.#metrics?.upstreamAnswered(this.#tracks.get(res)?.api ?? 'none', upstream.statusCode, headersSeconds, complete ? (performance.now() - sentAt) / 1000 : null);
     };
     try {
-      const target = this.#anthropicUpstream !== null && isAnthropicMessages(parseRoute(path).endpoint) ? this.#anthropicUpstream : this.#upstream;
-      upstream = await target.send(req.method ?? 'GET', path, headers, sent, abort.signal);
+      await upstream.started;
       headersSeconds = (performance.now() - sentAt) / 1000;
     } catch (err) {
-      if (abort.signal.aborted) return null;
+      if (upstream.aborted) return null;
       sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
       return null;
     }
     if (recorded?.mayRebuild === true && mayBeContextOverflow(upstream.statusCode)) {
       // Read the (small) error before relaying it: a prompt-too-long is answered with a rebuild instead.
-      const refusal: Refusal = { status: upstream.statusCode, headers: downstreamHeaders(upstream.headers), body: await readAtMost(upstream.body, MAX_ERROR_BYTES) };
+      const refusal: Refusal = { status: upstream.statusCode, headers: downstreamHeaders(upstream.headers), body: await readAtMost(upstream, MAX_ERROR_BYTES) };
       upstreamEnded(true);
       if (isContextOverflowError(refusal.status, refusal.body)) return refusal;
       relay(res, refusal);
       return null;
     }
-    res.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
-    res.flushHeaders();
     const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+    // A body relayed byte for byte keeps the upstream's length (one write, no chunked framing); the headers of an event
+    // stream go out at once (its first event may be a while), any other reply's with its first bytes.
+    res.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers, { keepLength: !(stripUsage && ok) }));
+    if (isEventStream(upstream.headers['content-type'])) res.flushHeaders();
     // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
     // claims nothing, so its owner can still use the session with the right key.
     if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
     const session = recorded?.prepared.session;
     const reader = recorded !== null && ok ? recorded.api.replyReader(recorded.agent) : null;
+    // The upstream waits while the agent's side is backed up (a write returned false) until it drains.
+    const write = (bytes: Buffer): boolean => res.write(bytes);
+    const backedUp = (): false => {
+      res.once('drain', () => upstream.resume());
+      return false;
+    };
     // Bytes are relayed as they came, never re-encoded text (a read may end inside a multi-byte character).
     let pendingEvent: Buffer = Buffer.alloc(0);
     try {
-      for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      await upstream.consume((chunk) => {
         reader?.feed(chunk);
-        if (!stripUsage || !ok) {
-          res.write(chunk);
-          continue;
-        }
+        if (!stripUsage || !ok) return write(chunk) || backedUp();
         // Relay whole SSE events, as the bytes they came in, leaving out the usage-only one the agent did not ask for.
         pendingEvent = pendingEvent.length === 0 ? chunk : Buffer.concat([pendingEvent, chunk]);
         let start = 0;
+        let flowing = true;
         for (let end = sseEventEnd(pendingEvent, start); end > 0; end = sseEventEnd(pendingEvent, start)) {
           const event = pendingEvent.subarray(start, end);
-          if (!isUsageOnlyEvent(event)) res.write(event);
+          if (!isUsageOnlyEvent(event)) flowing = write(event) && flowing;
           start = end;
         }
         pendingEvent = pendingEvent.subarray(start);
-      }
+        return flowing || backedUp();
+      });
       if (pendingEvent.length > 0) res.write(pendingEvent);
       res.end();
       upstreamEnded(true);
@@ -345,12 +352,17 @@ export class BatonGateway {
     }
     // Only a complete call is recorded: one that failed, broke off or was abandoned by the agent leaves the session as
     // it was, and its messages are appended with the agent's next call (which carries them again).
-    if (recorded === null || session === undefined || reader === null || abort.signal.aborted) return null;
+    if (recorded === null || session === undefined || reader === null || upstream.aborted) return null;
     const reply = reader.reply();
     if (reply === null) return null;
     this.#recorder.completed(session, recorded.prepared.toAppend, recorded.prepared.replyIndex, reply);
     return null;
   }
+}
+
+function isEventStream(contentType: string | string[] | undefined): boolean {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  return value !== undefined && value.trimStart().toLowerCase().startsWith('text/event-stream');
 }
 
 /** An upstream error held back from the agent (read whole, so it can still be relayed as it came). */
@@ -366,14 +378,15 @@ function relay(res: ServerResponse, refusal: Refusal): void {
   res.end(refusal.body);
 }
 
-/** Reads a body up to `limit` bytes (the rest is dropped). */
-async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<Buffer> {
+/** Reads a reply body up to `limit` bytes (the rest is dropped). */
+async function readAtMost(upstream: UpstreamCall, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  await upstream.consume((chunk) => {
     if (size < limit) chunks.push(chunk.subarray(0, limit - size));
     size += chunk.length;
-  }
+    return true;
+  });
   return Buffer.concat(chunks);
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { UpstreamCall } from './upstream-call.ts';
 
 /** Headers that belong to one connection, not to the request: never forwarded in either direction. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length']);
@@ -11,16 +12,24 @@ export function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, st
   return out;
 }
 
-/** The upstream's response headers as the agent gets them. */
-export function downstreamHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string | string[]> {
+/**
+ * The upstream's response headers as the agent gets them; `keepLength` keeps its `content-length`, for a body relayed
+ * byte for byte.
+ */
+export function downstreamHeaders(headers: Dispatcher.ResponseData['headers'], options: { keepLength?: boolean } = {}): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (!HOP_BY_HOP.has(lower) || (options.keepLength === true && lower === 'content-length')) out[name] = value;
+  }
   return out;
 }
 
 /**
  * The upstream provider: one undici connection pool (keep-alive) to its base URL. undici is Node's own HTTP client:
- * it streams bodies both ways without buffering, which is what relaying SSE chunk by chunk needs.
+ * it streams bodies both ways without buffering, which is what relaying SSE chunk by chunk needs; calls go through its
+ * dispatcher's callbacks (`UpstreamCall`), the leanest way it has to hand a reply on.
  */
 export class Upstream {
   readonly base: URL;
@@ -41,8 +50,12 @@ export class Upstream {
     return new URL(`${basePath}${rest}`, this.base);
   }
 
-  send(method: string, path: string, headers: Record<string, string | string[]>, body: Uint8Array | null, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return request(this.url(path), { method: method, headers, body, signal, dispatcher: this.#agent });
+  /** Sends a request; its reply comes through the returned call (`started`, then `consume`). */
+  call(method: string, path: string, headers: Record<string, string | string[]>, body: Uint8Array | null): UpstreamCall {
+    const url = this.url(path);
+    const call = new UpstreamCall();
+    this.#agent.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method, headers, body }, call);
+    return call;
   }
 
   close(): Promise<void> {
