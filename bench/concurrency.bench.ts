@@ -15,11 +15,15 @@
  * ≥ 0.5× the floor's, p99 ≤ 3× the floor's p99.
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/concurrency.bench.ts`
- * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION).
+ * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION). With CONC_BENCH_CPU_PROF=<dir> (opt-in,
+ * slows both services down) the floor and the daemon run with `--cpu-prof` and the daemon's worker threads too: one
+ * `.cpuprofile` per thread and run under `<dir>/<kind>-<round>/`, written when the service stops (open them in Chrome
+ * DevTools or read their self times).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { startNatsServer } from '@baton/testing';
@@ -40,6 +44,8 @@ export interface ConcurrencyBenchOptions {
   readonly warmupPerSession?: number;
   /** Message content characters (default 1400: a ~1.5 KB msgpack request). */
   readonly contentBytes?: number;
+  /** Profile every thread of both services into `<cpuProfDir>/<kind>-<round>/` (see above). */
+  readonly cpuProfDir?: string;
 }
 
 /** Row names that the targets read (keep them stable). */
@@ -58,20 +64,32 @@ interface Run extends LoadResult {
   readonly mainCpuPerAppend: number;
 }
 
-async function runOnce(kind: Kind, round: number, natsUrl: string, load: Omit<LoadChildConfig, 'natsUrl'>, track: (c: BenchChild) => BenchChild): Promise<Run> {
+async function runOnce(kind: Kind, round: number, natsUrl: string, load: Omit<LoadChildConfig, 'natsUrl'>, track: (c: BenchChild) => BenchChild, cpuProfDir?: string): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), `baton-conc-${kind}-`));
+  const profDir = cpuProfDir === undefined ? undefined : resolve(cpuProfDir, `${kind}-${round + 1}`);
+  const nodeArgs = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  if (profDir !== undefined) await mkdir(profDir, { recursive: true });
   try {
     const service =
       kind === 'baton'
-        ? track(spawnBenchChild('./daemon-child.ts', { natsUrl, dataDir: dir, poolSize: 2 } satisfies DaemonChildConfig))
-        : track(spawnBenchChild('./floor-child.ts', { natsUrl, dataDir: dir } satisfies FloorChildConfig));
+        ? track(spawnBenchChild('./daemon-child.ts', { natsUrl, dataDir: dir, poolSize: 2, ...(profDir === undefined ? {} : { workerCpuProfDir: profDir }) } satisfies DaemonChildConfig, { nodeArgs }))
+        : track(spawnBenchChild('./floor-child.ts', { natsUrl, dataDir: dir } satisfies FloorChildConfig, { nodeArgs }));
     try {
       await service.next('ready', 120_000);
       const loader = track(spawnBenchChild('./concurrency-load-child.ts', { natsUrl, ...load } satisfies LoadChildConfig));
       await loader.next('start', 600_000);
       const cpu0 = processCpu(service.pid);
+      const threads0 = profDir === undefined ? undefined : threadCpu(service.pid);
+      const from = process.hrtime.bigint();
       const result = (await loader.next('result', 600_000)) as unknown as LoadResult;
       const cpu1 = processCpu(service.pid);
+      // The measured window on the monotonic clock the profiles' timestamps use (µs), to read the profiles over it.
+      if (profDir !== undefined) {
+        const threads1 = threadCpu(service.pid);
+        // CPU ms of each thread during the window, by thread id (the main thread's is the process id).
+        const threads = Object.fromEntries([...threads1].map(([tid, ms]) => [tid, ms - (threads0?.get(tid) ?? 0)]));
+        await writeFile(join(profDir, 'window.json'), JSON.stringify({ from: Number(from / 1000n), to: Number(process.hrtime.bigint() / 1000n), appends: result.appends, pid: service.pid, threads }));
+      }
       await loader.exited;
       const per = (pick: (c: { total: number; main: number }) => number): number =>
         cpu0 === undefined || cpu1 === undefined ? Number.NaN : ((pick(cpu1) - pick(cpu0)) * 1000) / result.appends;
@@ -82,6 +100,22 @@ async function runOnce(kind: Kind, round: number, natsUrl: string, load: Omit<Lo
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** CPU time of every thread of `pid` (ms, by thread id; Linux /proc, empty elsewhere). */
+function threadCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime (stat(5) fields 14 and 15), in clock ticks of 10 ms.
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
+    }
+  } catch {
+    // a thread that ended between the listing and its read, or no /proc: what was read is kept
+  }
+  return out;
 }
 
 export async function benchConcurrency(options: ConcurrencyBenchOptions = {}): Promise<BenchSection> {
@@ -98,7 +132,7 @@ export async function benchConcurrency(options: ConcurrencyBenchOptions = {}): P
       const out: Run[] = [];
       for (let r = 0; r < rounds; r++) {
         const order: Kind[] = r % 2 === 0 ? ['floor', 'baton'] : ['baton', 'floor'];
-        for (const kind of order) out.push(await runOnce(kind, r, server.url, load, track));
+        for (const kind of order) out.push(await runOnce(kind, r, server.url, load, track, options.cpuProfDir));
       }
       return out;
     });
@@ -172,8 +206,10 @@ if (invokedPath !== undefined && import.meta.url === pathToFileURL(invokedPath).
   const rounds = envNumber('CONC_BENCH_ROUNDS');
   const sessions = envNumber('CONC_BENCH_SESSIONS');
   const perSession = envNumber('CONC_BENCH_PER_SESSION');
+  const cpuProfDir = process.env['CONC_BENCH_CPU_PROF'];
   const started = performance.now();
   const section = await benchConcurrency({
+    ...(cpuProfDir === undefined || cpuProfDir === '' ? {} : { cpuProfDir }),
     ...(rounds === undefined ? {} : { rounds }),
     ...(sessions === undefined ? {} : { sessions }),
     ...(perSession === undefined ? {} : { perSession }),

@@ -13,6 +13,10 @@
  * when it creates a worker). On `'gc'` over the BroadcastChannel `baton-bench-gc` each worker collects (`--expose-gc`
  * is a V8 flag every thread of the process shares) and answers its heap figures, so a `memory` request collects and
  * reports every actor host's heap too. Nothing else of the workers is touched.
+ *
+ * With `workerCpuProfDir` (opt-in, for profiling the benchmark only), the worker threads also get `--cpu-prof
+ * --cpu-prof-dir=<dir>` the same way: Piscina gives its workers an explicit `execArgv`, so a `--cpu-prof` on this
+ * process alone profiles the main thread only. Each worker writes its `.cpuprofile` when it exits (on stop).
  */
 import { readFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,6 +64,8 @@ export interface DaemonChildConfig {
   readonly residency?: Partial<Residency>;
   /** Preload `WORKER_GC_PRELOAD` into the worker threads (see above). */
   readonly gcWorkers?: boolean;
+  /** Profile the worker threads' CPU into this directory (see above). */
+  readonly workerCpuProfDir?: string;
 }
 
 /** What `{ type: 'memory' }` answers (bytes). */
@@ -93,14 +99,13 @@ function procStatusBytes(field: string): number {
 type WorkerOptions = { execArgv?: string[] } & Record<string, unknown>;
 type WorkerClass = new (filename: string | URL, options?: WorkerOptions) => object;
 
-/** Makes every worker thread started from now on also import `WORKER_GC_PRELOAD`. */
-function preloadIntoWorkers(): void {
+/** Makes every worker thread started from now on get `extra` after its own `execArgv`. */
+function addWorkerArgs(extra: readonly string[]): void {
   const threads = createRequire(import.meta.url)('node:worker_threads') as { Worker: WorkerClass };
   const Original = threads.Worker;
-  const preload = `data:text/javascript,${encodeURIComponent(WORKER_GC_PRELOAD)}`;
   threads.Worker = class extends Original {
     constructor(filename: string | URL, options: WorkerOptions = {}) {
-      super(filename, { ...options, execArgv: [...(options.execArgv ?? process.execArgv), '--import', preload] });
+      super(filename, { ...options, execArgv: [...(options.execArgv ?? process.execArgv), ...extra] });
     }
   };
 }
@@ -183,7 +188,8 @@ async function measureMemory(collect: boolean, workers: number, logFile: string)
 async function main(): Promise<void> {
   const config = childConfig<DaemonChildConfig>();
   const stop = stopRequested();
-  if (config.gcWorkers === true) preloadIntoWorkers();
+  if (config.gcWorkers === true) addWorkerArgs(['--import', `data:text/javascript,${encodeURIComponent(WORKER_GC_PRELOAD)}`]);
+  if (config.workerCpuProfDir !== undefined) addWorkerArgs(['--cpu-prof', `--cpu-prof-dir=${config.workerCpuProfDir}`]);
   const transport = await NatsTransport.connect({ servers: config.natsUrl, name: `bench-daemon-${process.pid}` });
   mkdirSync(join(config.dataDir, 'events'), { recursive: true });
   const log = LmdbEventLog.open({ path: join(config.dataDir, 'events') });
