@@ -136,7 +136,7 @@ export class TokenCounter {
  */
 function countOrEstimate(count: CountFn, text: string): number {
   try {
-    return LONG_RUN_PROBE.test(text) ? countInPieces(count, text) : count(text);
+    return hasLongRun(text) ? countInPieces(count, text) : count(text);
   } catch {
     return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
   }
@@ -144,8 +144,31 @@ function countOrEstimate(count: CountFn, text: string): number {
 
 /** A run of non-space characters this long is one pre-token, which byte-pair merging handles in quadratic time. */
 const LONG_RUN = 1_000;
-const LONG_RUN_PROBE = new RegExp(`\\S{${LONG_RUN}}`);
 const LONG_RUNS = new RegExp(`\\S{${LONG_RUN},}`, 'g');
+
+/** Whether the code unit is one `\s` matches (JavaScript's white space and line terminators; none is astral). */
+function isSpace(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/**
+ * Whether `text` holds `LONG_RUN` non-space characters in a row (what `/\S{1000}/` matches), looking at few of its
+ * characters: a run that ends at or after `end` covers `end`, so `end` and the characters before it are read back to
+ * the nearest space, and the next run can end no sooner than `LONG_RUN` after that space. Every message is probed
+ * before it is counted; the regular expression read every character (about 20 µs for 1.4 KB, this well under 1 µs).
+ */
+export function hasLongRun(text: string): boolean {
+  let end = LONG_RUN - 1;
+  while (end < text.length) {
+    const stop = end - LONG_RUN;
+    let at = end;
+    while (at > stop && !isSpace(text.charCodeAt(at))) at--;
+    if (at === stop) return true;
+    end = at + LONG_RUN;
+  }
+  return false;
+}
 /** Pieces a long run is counted in: close to its real count, in linear time. */
 const RUN_PIECE = 500;
 

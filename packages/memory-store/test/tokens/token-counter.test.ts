@@ -1,7 +1,9 @@
 import { countTokens as rawO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTokens as rawCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { TokenCounter, defaultTokenCounter, loadPrompt } from '../../src/index.ts';
+import { hasLongRun } from '../../src/tokens/token-counter.ts';
 
 const plain = { disallowedSpecial: new Set<string>() };
 
@@ -75,5 +77,34 @@ describe('TokenCounter', () => {
   it('shares one default o200k_base instance', () => {
     expect(defaultTokenCounter).toBeInstanceOf(TokenCounter);
     expect(defaultTokenCounter.encoding).toBe('o200k_base');
+  });
+});
+
+describe('hasLongRun', () => {
+  const probe = /\S{1000}/;
+  // Every code unit `\s` matches, and non-space ones of every width (an astral character is two code units).
+  const spaces = [' ', '\t', '\n', '\v', '\f', '\r', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff'];
+  const others = ['a', '\u0085', '\u180e', '\u200b', '\u3001', '😀', '\ud800'];
+
+  it('agrees with /\\S{1000}/ on every code unit next to runs around 1000 characters long', () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const unit = String.fromCharCode(c);
+      const text = `${'x'.repeat(500)}${unit}${'x'.repeat(499)}`;
+      expect(hasLongRun(text)).toBe(probe.test(text));
+    }
+  });
+
+  it('agrees with /\\S{1000}/ on texts of runs and spaces', () => {
+    const piece = fc.oneof(
+      fc.tuple(fc.constantFrom(...others), fc.integer({ min: 0, max: 1_010 })).map(([unit, n]) => unit.repeat(n)),
+      fc.constantFrom(...spaces),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join('');
+        expect(hasLongRun(text)).toBe(probe.test(text));
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });
