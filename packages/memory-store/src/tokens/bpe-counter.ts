@@ -31,6 +31,8 @@ const KEPT_BUFFER_BYTES = 64 * 1024;
 export class BpeCounter {
   readonly #table: RankTable;
   readonly #split: RegExp;
+  /** The same pattern, sticky: tells where the piece starting at a position ends without building a match. */
+  readonly #sticky: RegExp;
   #bytes = new Uint8Array(1024);
   // Per part, keyed by the index of its first byte: the next part's first byte (the piece length after the last
   // part), the previous part's first byte (-1 before the first), and the rank of the part joined with the next one.
@@ -45,14 +47,34 @@ export class BpeCounter {
   constructor(table: RankTable, split: RegExp) {
     this.#table = table;
     this.#split = split;
+    this.#sticky = new RegExp(split.source, `${split.flags.replace('g', '')}y`);
   }
 
   /** Tokens in `text`. */
   count(text: string): number {
+    // The pieces are the matches of the global pattern, left to right. Where a match starts right where the last one
+    // ended (always, for the encodings' patterns, which leave no character out), the sticky pattern finds the same
+    // match (the same alternatives tried in the same order at that position), and its test builds no match array nor
+    // piece string; the global search finds the next match wherever else it starts.
+    const sticky = this.#sticky;
     const split = this.#split;
-    split.lastIndex = 0;
+    const length = text.length;
     let total = 0;
-    for (let match = split.exec(text); match !== null; match = split.exec(text)) total += this.#countPiece(match[0]);
+    let at = 0;
+    while (at < length) {
+      sticky.lastIndex = at;
+      if (sticky.test(text)) {
+        const end = sticky.lastIndex;
+        total += this.#countPiece(text, at, end);
+        at = end;
+        continue;
+      }
+      split.lastIndex = at;
+      const match = split.exec(text);
+      if (match === null) break;
+      at = match.index + match[0].length;
+      total += this.#countPiece(text, match.index, at);
+    }
     // A huge piece (a long run of whitespace is one) grew the buffers: let them go rather than keep them per thread.
     if (this.#bytes.length > KEPT_BUFFER_BYTES || this.#next.length * 4 > KEPT_BUFFER_BYTES) this.#resetBuffers();
     return total;
@@ -66,12 +88,15 @@ export class BpeCounter {
     this.#queue.release();
   }
 
-  #countPiece(piece: string): number {
-    if (this.#bytes.length < piece.length * 3) this.#bytes = new Uint8Array(piece.length * 3 + 1024);
-    const written = encodeUtf8Into(piece, this.#bytes);
+  /** Tokens of the piece `text[start, end)`; its string is made only when it has to be merged. */
+  #countPiece(text: string, start: number, end: number): number {
+    const chars = end - start;
+    if (this.#bytes.length < chars * 3) this.#bytes = new Uint8Array(chars * 3 + 1024);
+    const written = encodeUtf8Into(text, this.#bytes, start, end);
     const length = Math.abs(written);
     if (length === 1) return 1;
     if (written > 0 && this.#table.rankOf(this.#bytes, 0, length) !== -1) return 1;
+    const piece = text.slice(start, end);
     const known = this.#merged.get(piece);
     if (known !== undefined) return known;
     const parts = this.#merge(length);

@@ -3,15 +3,15 @@
  */
 
 /**
- * Writes `text` as UTF-8 into `out` (which must hold `3 * text.length` bytes) and returns the number of bytes
- * written, negated when the text held a lone surrogate. A lone surrogate is written as U+FFFD (EF BF BD), as
- * `TextEncoder` and `Buffer.from` do.
+ * Writes `text` (or its code units `[start, end)`) as UTF-8 into `out` (which must hold 3 bytes per code unit) and
+ * returns the number of bytes written, negated when the text held a lone surrogate. A lone surrogate is written as
+ * U+FFFD (EF BF BD), as `TextEncoder` and `Buffer.from` do; a surrogate pair cut by `end` is one.
  */
-export function encodeUtf8Into(text: string, out: Uint8Array): number {
+export function encodeUtf8Into(text: string, out: Uint8Array, start = 0, end = text.length): number {
   let n = 0;
   let wellFormed = true;
-  const length = text.length;
-  for (let i = 0; i < length; i++) {
+  const length = end;
+  for (let i = start; i < length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0x80) {
       out[n++] = c;

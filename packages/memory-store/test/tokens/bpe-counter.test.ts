@@ -114,3 +114,17 @@ describe('long runs without spaces', () => {
     }
   });
 });
+
+describe('BpeCounter pieces', () => {
+  it('counts the matches of its pattern wherever they start, as a global search finds them', () => {
+    // A pattern that leaves characters out (the encodings' patterns leave none): the pieces are its global matches.
+    const table = loadRankTable('o200k_base');
+    const words = new BpeCounter(table, /[a-z]+|\d/gu);
+    const whole = counterOf('o200k_base');
+    const texts = ['checkpoint, writer; 7 rebuilds', '  leading and trailing  ', 'éa1b😀c', ''];
+    for (const text of texts) {
+      const pieces = [...text.matchAll(/[a-z]+|\d/gu)].map((m) => m[0]);
+      expect(words.count(text)).toBe(pieces.reduce((sum, piece) => sum + whole.count(piece), 0));
+    }
+  });
+});
