@@ -273,7 +273,7 @@ export class BatonGateway {
     if (stripUsage && sent !== null) {
       // A chat stream carries its usage only when asked: ask for it, and drop that extra chunk from what the agent gets.
       const streamOptionsJson = JSON.stringify({ ...streamOptions, include_usage: true });
-      sent = Buffer.from(setMember(Buffer.from(sent).toString('utf8'), 'stream_options', streamOptionsJson), 'utf8');
+      sent = Buffer.from(setMember(Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength).toString('utf8'), 'stream_options', streamOptionsJson), 'utf8');
     }
     const headers = upstreamHeaders(req.headers);
     // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls

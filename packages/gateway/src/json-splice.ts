@@ -5,34 +5,44 @@ export interface MemberSpan {
   readonly valueEnd: number;
 }
 
-const WS = new Set([' ', '\t', '\n', '\r']);
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/** Whether a character code is JSON whitespace (space, tab, line feed, carriage return). */
+const isWs = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 function skipWs(text: string, i: number): number {
-  while (i < text.length && WS.has(text[i] as string)) i++;
+  while (i < text.length && isWs(text.charCodeAt(i))) i++;
   return i;
 }
 
-/** End (exclusive) of the JSON string starting at `i` (a `"`). */
+/**
+ * End (exclusive) of the JSON string starting at `i` (a `"`). Jumps from quote to quote (a request's text is mostly
+ * long strings); a quote preceded by an odd number of backslashes is escaped.
+ */
 function stringEnd(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text[j];
-    if (c === '\\') j++;
-    else if (c === '"') return j + 1;
+  let from = i + 1;
+  for (;;) {
+    const q = text.indexOf('"', from);
+    if (q < 0) throw new SyntaxError('unterminated string');
+    let b = q - 1;
+    while (b > i && text.charCodeAt(b) === BACKSLASH) b--;
+    if ((q - 1 - b) % 2 === 0) return q + 1;
+    from = q + 1;
   }
-  throw new SyntaxError('unterminated string');
 }
 
 /** End (exclusive) of the JSON value starting at `i`. */
 function valueEnd(text: string, i: number): number {
-  const c = text[i];
-  if (c === '"') return stringEnd(text, i);
-  if (c === '{' || c === '[') {
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) return stringEnd(text, i);
+  if (c === 123 || c === 91) {
     let depth = 0;
     for (let j = i; j < text.length; j++) {
-      const d = text[j];
-      if (d === '"') j = stringEnd(text, j) - 1;
-      else if (d === '{' || d === '[') depth++;
-      else if (d === '}' || d === ']') {
+      const d = text.charCodeAt(j);
+      if (d === QUOTE) j = stringEnd(text, j) - 1;
+      else if (d === 123 || d === 91) depth++;
+      else if (d === 125 || d === 93) {
         depth--;
         if (depth === 0) return j + 1;
       }
@@ -40,7 +50,10 @@ function valueEnd(text: string, i: number): number {
     throw new SyntaxError('unterminated value');
   }
   let j = i;
-  while (j < text.length && !WS.has(text[j] as string) && text[j] !== ',' && text[j] !== '}' && text[j] !== ']') j++;
+  for (; j < text.length; j++) {
+    const d = text.charCodeAt(j);
+    if (isWs(d) || d === 44 || d === 125 || d === 93) break;
+  }
   return j;
 }
 

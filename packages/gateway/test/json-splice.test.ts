@@ -27,6 +27,12 @@ describe('json splice', () => {
     expect(setMember('{}', 'a', '1')).toBe('{"a":1}');
   });
 
+  it('tells an escaped quote from one that ends a string after escaped backslashes', () => {
+    const text = JSON.stringify({ a: 'ends in a backslash \\', b: ['quote \\" inside', { c: '\\\\"}]' }], d: '' });
+    const { members } = topLevelMembers(text);
+    expect(members.map((m) => [m.key, JSON.parse(text.slice(m.valueStart, m.valueEnd)) as unknown])).toEqual(Object.entries(JSON.parse(text) as object));
+  });
+
   it('refuses what is not a JSON object', () => {
     expect(() => topLevelMembers('[1]')).toThrow(SyntaxError);
   });
