@@ -24,8 +24,12 @@
  * fails, every append in it rejects and nothing of the batch reaches the in-memory heads (they only advance after
  * a successful commit), so later appends reuse the same sequence numbers without gaps.
  */
-import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, type Database, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
+import { openEnv, type LmdbEventLogOptions } from './lmdb-env.ts';
+import { StreamCounts } from './stream-counts.ts';
+import { PAST_LAST_SEQ, globalRecords, streamsOf, type RecordKey } from './lmdb-reads.ts';
+import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, residentFileBytes } from './mapped-pages.ts';
 import {
   RECORD_PACKR_OPTIONS,
   createRecordPackr,
@@ -43,19 +47,8 @@ import type {
   StoredRecord,
 } from '@baton/log-schema';
 
-export interface LmdbEventLogOptions {
-  /** Directory of the LMDB environment (created when missing). */
-  readonly path: string;
-  /** Initial/maximum map size in bytes (lmdb-js grows the map automatically by default). */
-  readonly mapSize?: number;
-  /**
-   * Open for reading only (LMDB's read-only mode; the environment must exist): for tools that look at a log another
-   * process may be appending to. `append` then rejects.
-   */
-  readonly readOnly?: boolean;
-}
+export type { LmdbEventLogOptions } from './lmdb-env.ts';
 
-type RecordKey = [string, number];
 type MsgIdKey = [string, string];
 
 interface PendingAppend {
@@ -67,8 +60,8 @@ interface PendingAppend {
 }
 
 const ignore = (): void => {};
-/** Above every seq (seqs are safe integers): `[stream, PAST_LAST_SEQ]` sorts after all of the stream's keys. */
-const PAST_LAST_SEQ = Number.MAX_SAFE_INTEGER + 1;
+/** How often resident file pages are probed besides after commits. */
+const MAPPED_CHECK_MS = 2_000;
 const EMPTY_RESULTS: readonly AppendResult[] = Object.freeze([]);
 /** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));
@@ -76,25 +69,30 @@ const toError = (error: unknown): Error => (error instanceof Error ? error : new
 export class LmdbEventLog implements EventLog {
   /** Opens (or creates) the log at `options.path`. */
   static open(options: LmdbEventLogOptions): LmdbEventLog {
-    const env = open({
-      path: options.path,
-      ...(options.mapSize === undefined ? {} : { mapSize: options.mapSize }),
-      ...(options.readOnly === true ? { readOnly: true } : {}),
-      maxDbs: 8,
-    });
+    const env = openEnv(options);
     try {
-      return new LmdbEventLog(env, options.readOnly === true);
+      return new LmdbEventLog(env, options);
     } catch (error) {
       void env.close();
       throw error;
     }
   }
 
-  private readonly env: RootDatabase;
-  private readonly records: Database<unknown, RecordKey>;
-  private readonly msgIds: Database<number, MsgIdKey>;
-  private readonly keys: Database<number, MsgIdKey>;
-  private readonly global: Database<RecordKey, number>;
+  private env: RootDatabase;
+  private records!: Database<unknown, RecordKey>;
+  private msgIds!: Database<number, MsgIdKey>;
+  private keys!: Database<number, MsgIdKey>;
+  private global!: Database<RecordKey, number>;
+  private readonly options: LmdbEventLogOptions;
+  private readonly mapped: MappedPages;
+  private releases = 0;
+  /** Streams per kind once `streamCounts()` was asked for (see there). */
+  private counts: StreamCounts | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  /** Iterations over the log under way (a reopen waits for none). */
+  private iterating = 0;
+  /** The environment is being closed and reopened (see `releaseMapped`). */
+  private releasing = false;
   private readonly packr: Packr = createRecordPackr();
 
   /** Committed last seq per stream this instance appended to (seeded from `records` on the first append). */
@@ -110,9 +108,29 @@ export class LmdbEventLog implements EventLog {
   private closePromise: Promise<void> | undefined;
   private drainWaiters: (() => void)[] = [];
 
-  private constructor(env: RootDatabase, readOnly: boolean) {
+  private constructor(env: RootDatabase, options: LmdbEventLogOptions) {
     this.env = env;
-    this.readOnly = readOnly;
+    this.options = options;
+    this.readOnly = options.readOnly === true;
+    this.mapped = new MappedPages(
+      options.releaseMappedBytes ?? DEFAULT_RELEASE_MAPPED_BYTES,
+      options.residentFileProbe ?? residentFileBytes,
+    );
+    this.attach(env);
+    this.globalSeq = this.readLastGlobalSeq();
+    if ((options.releaseMappedBytes ?? DEFAULT_RELEASE_MAPPED_BYTES) > 0) {
+      this.probeTimer = setInterval(this.checkMapped, MAPPED_CHECK_MS);
+      this.probeTimer.unref();
+    }
+  }
+
+  /** Timer: pages touched by reads alone make a reopen due too; it runs in the next flush turn. */
+  private readonly checkMapped = (): void => {
+    if (this.mapped.check()) this.scheduleFlush();
+  };
+
+  /** Opens the named databases of `env` (at construction and after each reopen). */
+  private attach(env: RootDatabase): void {
     // decode with the same msgpackr (version and options) that encodes in codec.ts; lmdb-js constructs the
     // `Encoder` class with the msgpackr options found in the database options
     const recordsOptions = { encoding: 'msgpack' as const, encoder: { Encoder: Packr }, ...RECORD_PACKR_OPTIONS };
@@ -120,7 +138,6 @@ export class LmdbEventLog implements EventLog {
     this.msgIds = env.openDB<number, MsgIdKey>('msgids', { encoding: 'msgpack' });
     this.keys = env.openDB<number, MsgIdKey>('keys', { encoding: 'msgpack' });
     this.global = env.openDB<RecordKey, number>('global', { encoding: 'msgpack' });
-    this.globalSeq = this.readLastGlobalSeq();
   }
 
   append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]> {
@@ -145,14 +162,34 @@ export class LmdbEventLog implements EventLog {
     const to = options.to;
     const limit = options.limit;
     if ((to !== undefined && to < from) || (limit !== undefined && limit <= 0)) return [];
-    return this.records
-      .getRange({
-        start: [stream, from],
-        end: [stream, to ?? Number.MAX_SAFE_INTEGER],
-        inclusiveEnd: true,
-        ...(limit === undefined ? {} : { limit }),
-      })
-      .map((entry) => toStoredRecord(entry.value, stream, entry.key[1]));
+    return this.iterate(() =>
+      this.records
+        .getRange({
+          start: [stream, from],
+          end: [stream, to ?? Number.MAX_SAFE_INTEGER],
+          inclusiveEnd: true,
+          ...(limit === undefined ? {} : { limit }),
+        })
+        .map((entry) => toStoredRecord(entry.value, stream, entry.key[1])),
+    );
+  }
+
+  /**
+   * A lazy, repeatable iteration over the databases open when it starts (not when it was asked for), counted in
+   * `iterating` while it runs, so a reopen never pulls the databases from under it.
+   */
+  private iterate<T>(source: () => Iterable<T>): Iterable<T> {
+    return { [Symbol.iterator]: () => this.counted(source) };
+  }
+
+  private *counted<T>(source: () => Iterable<T>): Generator<T> {
+    this.assertOpen();
+    this.iterating += 1;
+    try {
+      yield* source();
+    } finally {
+      this.iterating -= 1;
+    }
   }
 
   lastSeq(stream: string): number {
@@ -167,17 +204,25 @@ export class LmdbEventLog implements EventLog {
     return this.keys.get([stream, key]);
   }
 
-  *streams(prefix = ''): Iterable<string> {
+  streams(prefix = ''): Iterable<string> {
     this.assertOpen();
-    // one cursor step per stream: from the first key at or after [prefix], then past the last seq of each stream
-    let start: RecordKey | [string] | undefined = prefix === '' ? undefined : [prefix];
-    for (;;) {
-      let next: string | undefined;
-      for (const key of this.records.getKeys(start === undefined ? { limit: 1 } : { start, limit: 1 })) next = key[0];
-      if (next === undefined || !next.startsWith(prefix)) return;
-      yield next;
-      start = [next, PAST_LAST_SEQ];
-    }
+    return this.iterate(() => streamsOf(this.records, prefix));
+  }
+
+  /**
+   * Streams per kind: one walk on the first call, then kept in step with this instance's appends and removals. A
+   * read-only log walks on every call (another process may be appending).
+   */
+  streamCounts(): ReadonlyMap<string, number> {
+    this.assertOpen();
+    if (this.readOnly) return StreamCounts.of(this.streams()).snapshot();
+    this.counts ??= StreamCounts.of(this.streams());
+    return this.counts.snapshot();
+  }
+
+  /** How many times the environment was reopened to release mapped pages. */
+  get mappedReleases(): number {
+    return this.releases;
   }
 
   /** Highest global sequence committed so far (0 when the log is empty). */
@@ -187,19 +232,11 @@ export class LmdbEventLog implements EventLog {
   }
 
   /** Records of all streams in commit order, starting at global sequence `from` (default 1). */
-  *readGlobal(from = 1, options: GlobalReadOptions = {}): Iterable<GlobalRecord> {
+  readGlobal(from = 1, options: GlobalReadOptions = {}): Iterable<GlobalRecord> {
     this.assertOpen();
     const limit = options.limit;
-    if (limit !== undefined && limit <= 0) return;
-    const range = this.global.getRange({ start: from, ...(limit === undefined ? {} : { limit }) });
-    for (const { key, value } of range) {
-      const [stream, seq] = value;
-      const decoded = this.records.get([stream, seq]);
-      if (decoded === undefined) continue;
-      const record = toStoredRecord(decoded, stream, seq) as StoredRecord & { globalSeq: number };
-      record.globalSeq = key;
-      yield record;
-    }
+    if (limit !== undefined && limit <= 0) return [];
+    return this.iterate(() => globalRecords(this.global, this.records, from, limit));
   }
 
   /**
@@ -232,24 +269,28 @@ export class LmdbEventLog implements EventLog {
       for (const key of keys) this.keys.removeSync(key);
       for (const key of globals) this.global.removeSync(key);
     });
+    if (records.length > 0) this.counts?.removed(stream);
     this.headCache.set(stream, 0);
   }
 
   /** Resolves once every append issued so far has been committed (or has failed). */
   flushed(): Promise<void> {
-    if (this.queue.length === 0 && !this.flushing) return Promise.resolve();
+    if (this.queue.length === 0 && !this.flushing && !this.releasing) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
   close(): Promise<void> {
     if (this.closePromise) return this.closePromise;
     this.closed = true;
+    clearInterval(this.probeTimer);
     this.closePromise = this.flushed().then(() => this.env.close());
     return this.closePromise;
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('event log: closed');
+    // never true while other code runs: the reopen happens within one macrotask (see `releaseMapped`)
+    if (this.releasing) throw new Error('event log: read while the environment is being reopened');
   }
 
   private committedHead(stream: string): number {
@@ -270,14 +311,18 @@ export class LmdbEventLog implements EventLog {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.flushing) return;
+    if (this.flushScheduled || this.flushing || this.releasing) return;
     this.flushScheduled = true;
     setImmediate(this.runFlush);
   }
 
   private readonly runFlush = (): void => {
     this.flushScheduled = false;
-    if (this.flushing) return;
+    if (this.flushing || this.releasing) return;
+    if (this.mapped.due() && this.iterating === 0 && !this.closed) {
+      this.releaseMapped();
+      return;
+    }
     const batch = this.queue;
     if (batch.length === 0) {
       this.notifyDrained();
@@ -287,13 +332,48 @@ export class LmdbEventLog implements EventLog {
     this.flushing = true;
     void this.commitBatch(batch).finally(() => {
       this.flushing = false;
+      if (this.mapped.committed(encodedBytes(batch))) {
+        // a reopen is due: the next flush turn does it before writing anything more
+        this.scheduleFlush();
+        return;
+      }
       if (this.queue.length > 0) this.scheduleFlush();
       else this.notifyDrained();
     });
   };
 
+  /**
+   * Closes and reopens the environment, which unmaps the data file: LMDB reads pages through its memory map, and
+   * every page the log ever touched (each page of an append-only tree is read once more when the next append
+   * copies it) otherwise stays in this process's resident set for good. They are clean file pages the kernel could
+   * drop, but they count as the daemon's memory in every tool that shows it.
+   *
+   * Called from a `setImmediate` callback with no write in flight and no iteration under way: the microtask queue
+   * is empty, and lmdb-js's close of an environment without pending writes settles in microtasks, so no other code
+   * runs between the close and the reopen (`assertOpen` would catch a read that did).
+   */
+  private releaseMapped(): void {
+    this.releasing = true;
+    const old = this.env;
+    const reopen = (): void => {
+      this.releasing = false;
+      // reopened also when `close()` was called meanwhile: it closes whatever `env` is once this settles
+      this.env = openEnv(this.options);
+      this.attach(this.env);
+      this.mapped.released();
+      this.releases += 1;
+      if (this.queue.length > 0) this.scheduleFlush();
+      else this.notifyDrained();
+    };
+    old.close().then(reopen, (error: unknown) => {
+      // the old environment may be half closed: reopening is still the only way on
+      console.error('event log: closing the environment to release mapped pages failed', error);
+      reopen();
+    });
+  }
+
   private notifyDrained(): void {
-    if (this.drainWaiters.length === 0 || this.queue.length > 0 || this.flushing) return;
+    if (this.drainWaiters.length === 0 || this.queue.length > 0 || this.flushing || this.releasing) return;
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const waiter of waiters) waiter();
@@ -369,7 +449,10 @@ export class LmdbEventLog implements EventLog {
         this.reseed();
         return;
       }
-      for (const [stream, head] of newHeads) this.headCache.set(stream, head);
+      for (const [stream, head] of newHeads) {
+        if (this.headCache.get(stream) === 0 && head > 0) this.counts?.added(stream);
+        this.headCache.set(stream, head);
+      }
       this.globalSeq = globalSeq;
     }
     for (let b = 0; b < batch.length; b++) (batch[b] as PendingAppend).resolve(results[b] as AppendResult[]);
@@ -407,6 +490,12 @@ export class LmdbEventLog implements EventLog {
   private rejectAll(batch: PendingAppend[], error: unknown): void {
     for (const pending of batch) pending.reject(error);
   }
+}
+
+function encodedBytes(batch: readonly PendingAppend[]): number {
+  let bytes = 0;
+  for (const pending of batch) for (const record of pending.encoded) bytes += record.byteLength;
+  return bytes;
 }
 
 /** Functional alias of `LmdbEventLog.open`. */

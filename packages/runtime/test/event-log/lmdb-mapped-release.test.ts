@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { StoredRecord } from '@baton/log-schema';
+import { LmdbEventLog } from '../../src/event-log/lmdb-event-log.ts';
+import { MappedPages } from '../../src/event-log/mapped-pages.ts';
+import { describeEventLogContract, rec } from './event-log-contract.ts';
+import { makeTempDir, removeDir } from './temp-dir.ts';
+
+/** A probe whose resident file bytes grow by 1 MiB per call: with a small budget every commit makes a reopen due. */
+const growing = (): (() => number) => {
+  let bytes = 0;
+  return () => (bytes += 2 ** 20);
+};
+
+// the whole contract again, with the environment reopened before (nearly) every transaction
+describeEventLogContract('LmdbEventLog reopening after every commit', () => {
+  const dir = makeTempDir();
+  return {
+    open: () => LmdbEventLog.open({ path: dir, releaseMappedBytes: 1, residentFileProbe: growing() }),
+    durable: true,
+    dispose: () => removeDir(dir),
+  };
+});
+
+describe('LmdbEventLog releasing mapped pages', () => {
+  it('reopens under concurrent appends and reads, losing and repeating nothing', async () => {
+    const dir = makeTempDir();
+    const log = LmdbEventLog.open({ path: dir, releaseMappedBytes: 1, residentFileProbe: growing() });
+    try {
+      const streams = Array.from({ length: 8 }, (_, i) => `session/s${i}`);
+      const reads: Promise<number>[] = [];
+      for (let round = 0; round < 40; round++) {
+        await Promise.all(streams.map((stream) => log.append(stream, [rec('t', { round, body: 'x'.repeat(300) })])));
+        // reads from other macrotasks, while the next flush (and reopen) may be under way
+        for (const stream of streams) {
+          reads.push(new Promise((resolve) => setImmediate(() => resolve([...log.read(stream)].length))));
+        }
+      }
+      const counts = await Promise.all(reads);
+      expect(counts.every((n) => n >= 1 && n <= 40)).toBe(true);
+      expect(log.mappedReleases).toBeGreaterThan(5);
+      for (const stream of streams) {
+        expect([...log.read(stream)].map((r) => (r.payload as { round: number }).round)).toEqual(
+          Array.from({ length: 40 }, (_, i) => i),
+        );
+      }
+      expect(log.lastGlobalSeq()).toBe(320);
+      expect([...log.readGlobal()].length).toBe(320);
+    } finally {
+      await log.close();
+      removeDir(dir);
+    }
+  });
+
+  it('waits for an iteration under way before reopening, and reads after the reopen see everything', async () => {
+    const dir = makeTempDir();
+    const log = LmdbEventLog.open({ path: dir, releaseMappedBytes: 1, residentFileProbe: growing() });
+    try {
+      await log.append('s', [rec('t', 1), rec('t', 2)]);
+      const before = log.mappedReleases;
+      const iterator = log.read('s')[Symbol.iterator]();
+      expect((iterator.next().value as StoredRecord | undefined)?.seq).toBe(1);
+      // appends commit while the iteration is suspended; no reopen happens under it
+      for (let i = 0; i < 5; i++) await log.append('s', [rec('t', 3 + i)]);
+      expect(log.mappedReleases).toBe(before);
+      expect((iterator.next().value as StoredRecord | undefined)?.seq).toBe(2);
+      iterator.return?.();
+      await log.append('s', [rec('t', 8)]);
+      await log.append('s', [rec('t', 9)]);
+      expect(log.mappedReleases).toBeGreaterThan(before);
+      expect([...log.read('s')].map((r) => r.payload)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    } finally {
+      await log.close();
+      removeDir(dir);
+    }
+  });
+
+  it('reopens for pages touched by reads alone, on its own timer', async () => {
+    const dir = makeTempDir();
+    const writer = LmdbEventLog.open({ path: dir, releaseMappedBytes: 0 });
+    await writer.append('s', [rec('t', 1)]);
+    await writer.close();
+    const log = LmdbEventLog.open({ path: dir, readOnly: true, releaseMappedBytes: 1, residentFileProbe: growing() });
+    try {
+      expect([...log.read('s')].length).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(log.mappedReleases).toBeGreaterThanOrEqual(1);
+      expect([...log.read('s')].map((r) => r.payload)).toEqual([1]);
+    } finally {
+      await log.close();
+      removeDir(dir);
+    }
+  });
+
+  it('keeps appends made during a reopen and settles flushed() and close() after it', async () => {
+    const dir = makeTempDir();
+    const log = LmdbEventLog.open({ path: dir, releaseMappedBytes: 1, residentFileProbe: growing() });
+    await log.append('s', [rec('t', 0)]);
+    const pending = Array.from({ length: 20 }, (_, i) => log.append('s', [rec('t', i + 1)]));
+    await log.flushed();
+    expect((await Promise.all(pending)).map(([r]) => r?.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    await log.close();
+    const again = LmdbEventLog.open({ path: dir });
+    try {
+      expect(again.lastSeq('s')).toBe(21);
+    } finally {
+      await again.close();
+      removeDir(dir);
+    }
+  });
+});
+
+describe('MappedPages', () => {
+  it('is due once resident file bytes grew by the budget since the last release, probing at a bounded cadence', () => {
+    let resident = 100;
+    const mapped = new MappedPages(64, () => resident);
+    expect(mapped.committed(1)).toBe(false); // 1 byte < 64/16: not probed yet
+    resident = 150;
+    expect(mapped.committed(4)).toBe(false); // probed: grew 50 < 64
+    resident = 170;
+    expect(mapped.committed(4)).toBe(true); // grew 70
+    expect(mapped.due()).toBe(true);
+    mapped.released();
+    expect(mapped.due()).toBe(false);
+    resident = 200;
+    expect(mapped.committed(4)).toBe(false); // 30 since the release
+  });
+
+  it('counts written bytes where resident memory cannot be read, and never fires with a budget of 0', () => {
+    const counting = new MappedPages(10, () => undefined);
+    expect(counting.committed(6)).toBe(false);
+    expect(counting.committed(6)).toBe(true);
+    const never = new MappedPages(0, () => 1e12);
+    for (let i = 0; i < 1000; i++) expect(never.committed(1e6)).toBe(false);
+  });
+});
