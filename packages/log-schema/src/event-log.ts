@@ -78,6 +78,11 @@ export interface EventLog {
   keySeq(stream: string, key: string): number | undefined;
   /** Stream names starting with `prefix` (all when omitted), in key order. */
   streams(prefix?: string): Iterable<string>;
+  /**
+   * Optional: how many streams there are per kind — the name up to and including its first `/` (`session/`,
+   * `writer/`), or the whole name when it has none — known without walking them.
+   */
+  streamCounts?(): ReadonlyMap<string, number>;
   /** Waits for all pending appends and releases resources. */
   close(): Promise<void>;
   /** Optional: records of all streams in commit order, from global sequence `from` (default 1). */

@@ -1,6 +1,7 @@
 import { COMMITS_STREAM, parseStream, type AppendInput, type AppendResult, type EventLog, type GlobalReadOptions, type GlobalRecord, type ReadOptions, type StoredRecord } from '@baton/log-schema';
 import type { HistoryStore } from '@baton/memory-store';
 import { ClusterError } from './cluster-error.ts';
+import { StreamCounts } from '../event-log/stream-counts.ts';
 import type { StreamRecords } from './log-entry.ts';
 import type { SessionLogWriter } from './session-log-writer.ts';
 
@@ -150,6 +151,10 @@ export class ReplicatedEventLog implements EventLog {
 
   streams(prefix?: string): Iterable<string> {
     return this.#o.local.streams(prefix);
+  }
+
+  streamCounts(): ReadonlyMap<string, number> {
+    return this.#o.local.streamCounts?.() ?? StreamCounts.of(this.#o.local.streams()).snapshot();
   }
 
   close(): Promise<void> {

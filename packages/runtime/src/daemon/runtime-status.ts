@@ -1,8 +1,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseStream, type EventLog } from '@baton/log-schema';
+import { SESSION_STREAMS_PREFIX, type EventLog } from '@baton/log-schema';
 import type { RuntimeCluster, RuntimeStatusReply } from '@baton/protocol';
 import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
+import { StreamCounts } from '../event-log/stream-counts.ts';
 import type { HostPool } from '../host/host-pool.ts';
 import type { ResolvedClusterOptions } from './cluster-options.ts';
 import type { ClusterRouting } from './cluster-routing.ts';
@@ -20,18 +21,16 @@ export interface RuntimeStatusSources {
 }
 
 /**
- * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, one walk over the stream names,
- * no record read) and quarantined; writers; pool; the process's RSS; the LMDB data file's size; in cluster mode this
- * daemon's view of the cluster.
+ * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, from the log's stream counts, no
+ * walk over the streams) and quarantined; writers; pool; the process's RSS; the LMDB data file's size; in cluster
+ * mode this daemon's view of the cluster.
  */
 export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusReply, 'ok'> {
   const util = o.pool.utilization;
+  const counts = o.log.streamCounts?.() ?? StreamCounts.of(o.log.streams()).snapshot();
   let streams = 0;
-  let sessionsTotal = 0;
-  for (const stream of o.log.streams()) {
-    streams++;
-    if (parseStream(stream)?.kind === 'session') sessionsTotal++;
-  }
+  for (const n of counts.values()) streams += n;
+  const sessionsTotal = counts.get(SESSION_STREAMS_PREFIX) ?? 0;
   const logBytes = lmdbBytes(o.log, o.dataDir);
   return {
     daemon_id: o.daemonId,
