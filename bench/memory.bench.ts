@@ -15,7 +15,7 @@
  * The LMDB log's size is reported for (b) and (c). Sessions are opened with checkpoints disabled (no writer runs).
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/memory.bench.ts`
- * (env: MEM_BENCH_CLOSED_SESSIONS, MEM_BENCH_RESIDENT_SESSIONS).
+ * (env: MEM_BENCH_CLOSED_SESSIONS, MEM_BENCH_RESIDENT_SESSIONS, MEM_BENCH_CONCURRENCY).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -233,6 +233,12 @@ export async function benchMemory(options: MemoryBenchOptions = {}): Promise<Ben
             unit: '×',
             note: `without file-backed pages (the LMDB map: ${mib(after.logMapRss)} MiB); first half ${round2(mid.rssAnon / start.rssAnon)}×`,
           },
+          {
+            name: '(b) RSS growth per session, second half',
+            value: round2(((after.rss - mid.rss) / (closedSessions - half)) / 1024),
+            unit: 'KiB',
+            note: `${mib(after.rss - mid.rss)} MiB over the last ${closedSessions - half} sessions: what stays per closed session once the daemon has warmed up`,
+          },
           { name: '(b) LMDB log size', value: mib(log.apparent), unit: 'MiB', note: `${mib(log.allocated)} MiB allocated; ${mib(content)} MiB of message text` },
         );
       } finally {
@@ -302,10 +308,12 @@ if (invokedPath !== undefined && import.meta.url === pathToFileURL(invokedPath).
   };
   const closedSessions = envNumber('MEM_BENCH_CLOSED_SESSIONS');
   const residentSessions = envNumber('MEM_BENCH_RESIDENT_SESSIONS');
+  const concurrency = envNumber('MEM_BENCH_CONCURRENCY');
   const started = performance.now();
   const section = await benchMemory({
     ...(closedSessions === undefined ? {} : { closedSessions }),
     ...(residentSessions === undefined ? {} : { residentSessions }),
+    ...(concurrency === undefined ? {} : { concurrency }),
   });
   printStandalone(section, (performance.now() - started) / 1000);
 }
