@@ -210,12 +210,14 @@ export async function benchMemory(options: MemoryBenchOptions = {}): Promise<Ben
         };
         await pool(half, concurrency, fillAndClose);
         await waitResident(d1, 0);
+        await new Promise((resolve) => setTimeout(resolve, 2_500)); // as before the final measurement (below)
         const mid = await memoryOf(d1);
         await pool(closedSessions - half, concurrency, (i) => fillAndClose(half + i));
         const seconds = (performance.now() - t0) / 1000;
         const left = await waitResident(d1, 0);
-        // Queued decision records are written after 50 ms idle: let them go before measuring.
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // Queued decision records are written after 50 ms idle, and an idle log hands its mapped file pages back
+        // within two of its 1 s probes: let both happen before measuring.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
         const after = await memoryOf(d1);
         const log = treeSize(join(d1.dir, 'events'));
         rows.push(

@@ -61,7 +61,7 @@ interface PendingAppend {
 
 const ignore = (): void => {};
 /** How often resident file pages are probed besides after commits. */
-const MAPPED_CHECK_MS = 2_000;
+const MAPPED_CHECK_MS = 1_000;
 const EMPTY_RESULTS: readonly AppendResult[] = Object.freeze([]);
 /** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));

@@ -1,16 +1,21 @@
 /**
- * When the event log should unmap its data file to hand the file pages it touched back (see
+ * When the event log should unmap its data file to hand back the file pages it touched (see
  * `LmdbEventLog.releaseMapped`).
  *
  * Where `/proc/self/status` exists (Linux) the measure is the process's resident file-backed memory (`RssFile`),
- * read at most once per `PROBE_BYTES` written (less for a small budget) or `PROBE_COMMITS` commits: a reopen is due once it has grown by the
- * budget since the last one; the log also probes on a timer, for pages touched by reads alone. Elsewhere, bytes written since the last reopen stand in for it (reads of old records
- * are then not counted).
+ * probed after commits (at most once per `PROBE_BYTES` written, less for a small budget, or `PROBE_COMMITS`
+ * commits) and on the log's timer (pages touched by reads alone). Growth since the last reopen is compared with
+ * the budget when the log is idle (no commit since the previous timer probe) and with `BUSY_FACTOR` × the budget
+ * while it is busy: a reopen costs the pages every later read and write faults in again, so under load it is done
+ * rarely, and once the load stops it is done at the next probe. Elsewhere, bytes written since the last reopen
+ * stand in for it (reads of old records are then not counted).
  */
 import { readFileSync } from 'node:fs';
 
-/** Default budget of resident file pages before a reopen. */
+/** Default budget of resident file pages before a reopen of an idle log. */
 export const DEFAULT_RELEASE_MAPPED_BYTES = 16 * 2 ** 20;
+/** A busy log reopens once this many budgets of pages are resident. */
+export const BUSY_FACTOR = 4;
 const PROBE_BYTES = 4 * 2 ** 20;
 const PROBE_COMMITS = 256;
 
@@ -39,6 +44,8 @@ export class MappedPages {
   private written = 0;
   private sinceProbeBytes = 0;
   private sinceProbeCommits = 0;
+  /** Commits since the last timer probe. */
+  private sinceCheckCommits = 0;
   private isDue = false;
 
   constructor(budget: number, probe: ResidentFileProbe = residentFileBytes) {
@@ -53,31 +60,37 @@ export class MappedPages {
     return this.isDue;
   }
 
-  /** Records one committed batch of `bytes` written; true when a reopen is now due. */
+  /** Records one committed batch of `bytes` written; true when a reopen is now due (the busy threshold). */
   committed(bytes: number): boolean {
     if (this.budget <= 0 || this.isDue) return this.isDue;
     this.written += bytes;
     this.sinceProbeBytes += bytes;
     this.sinceProbeCommits += 1;
+    this.sinceCheckCommits += 1;
     if (this.base === undefined) {
-      this.isDue = this.written >= this.budget;
+      this.isDue = this.written >= this.budget * BUSY_FACTOR;
       return this.isDue;
     }
     if (this.sinceProbeBytes < this.probeBytes && this.sinceProbeCommits < PROBE_COMMITS) return false;
     this.sinceProbeBytes = 0;
     this.sinceProbeCommits = 0;
-    return this.check();
+    return this.compare(this.budget * BUSY_FACTOR);
   }
 
   /**
-   * Probes now (for pages touched by reads, which no commit reports); true when a reopen is due. Without a probe
-   * only written bytes count, and this changes nothing.
+   * The timer's probe: true when a reopen is due — at the budget when nothing was committed since the previous
+   * call, else at the busy threshold. Without a probe, written bytes count at the budget once the log is idle.
    */
   check(): boolean {
-    if (this.budget <= 0 || this.isDue || this.base === undefined) return this.isDue;
-    const now = this.probe();
-    this.isDue = now !== undefined && now - this.base >= this.budget;
-    return this.isDue;
+    if (this.budget <= 0 || this.isDue) return this.isDue;
+    const idle = this.sinceCheckCommits === 0;
+    this.sinceCheckCommits = 0;
+    const threshold = idle ? this.budget : this.budget * BUSY_FACTOR;
+    if (this.base === undefined) {
+      this.isDue = this.written >= threshold;
+      return this.isDue;
+    }
+    return this.compare(threshold);
   }
 
   /** The environment was reopened: start measuring again. */
@@ -87,5 +100,11 @@ export class MappedPages {
     this.sinceProbeBytes = 0;
     this.sinceProbeCommits = 0;
     this.base = this.budget > 0 ? this.probe() : undefined;
+  }
+
+  private compare(threshold: number): boolean {
+    const now = this.probe();
+    this.isDue = now !== undefined && this.base !== undefined && now - this.base >= threshold;
+    return this.isDue;
   }
 }

@@ -74,7 +74,7 @@ describe('LmdbEventLog releasing mapped pages', () => {
     }
   });
 
-  it('reopens for pages touched by reads alone, on its own timer', async () => {
+  it('reopens for pages touched by reads alone, on its own timer once idle', async () => {
     const dir = makeTempDir();
     const writer = LmdbEventLog.open({ path: dir, releaseMappedBytes: 0 });
     await writer.append('s', [rec('t', 1)]);
@@ -110,26 +110,41 @@ describe('LmdbEventLog releasing mapped pages', () => {
 });
 
 describe('MappedPages', () => {
-  it('is due once resident file bytes grew by the budget since the last release, probing at a bounded cadence', () => {
+  it('after commits, is due once resident file bytes grew by the busy threshold, probing at a bounded cadence', () => {
     let resident = 100;
-    const mapped = new MappedPages(64, () => resident);
+    const mapped = new MappedPages(64, () => resident); // busy threshold 4 × 64 = 256
     expect(mapped.committed(1)).toBe(false); // 1 byte < 64/16: not probed yet
-    resident = 150;
-    expect(mapped.committed(4)).toBe(false); // probed: grew 50 < 64
-    resident = 170;
-    expect(mapped.committed(4)).toBe(true); // grew 70
+    resident = 300;
+    expect(mapped.committed(4)).toBe(false); // probed: grew 200 < 256
+    resident = 360;
+    expect(mapped.committed(4)).toBe(true); // grew 260
     expect(mapped.due()).toBe(true);
     mapped.released();
     expect(mapped.due()).toBe(false);
-    resident = 200;
-    expect(mapped.committed(4)).toBe(false); // 30 since the release
+    resident = 400;
+    expect(mapped.committed(4)).toBe(false); // 40 since the release
+  });
+
+  it('on the timer, is due at the budget once no commit came since the previous probe, else at the busy threshold', () => {
+    let resident = 0;
+    const mapped = new MappedPages(64, () => resident);
+    mapped.committed(4);
+    resident = 100;
+    expect(mapped.check()).toBe(false); // a commit since the last check: busy, 100 < 256
+    expect(mapped.check()).toBe(true); // idle now: 100 ≥ 64
+    mapped.released();
+    resident = 150;
+    expect(mapped.check()).toBe(false); // idle, grew 50 < 64
   });
 
   it('counts written bytes where resident memory cannot be read, and never fires with a budget of 0', () => {
     const counting = new MappedPages(10, () => undefined);
     expect(counting.committed(6)).toBe(false);
-    expect(counting.committed(6)).toBe(true);
+    expect(counting.committed(6)).toBe(false); // 12 < busy threshold 40
+    expect(counting.check()).toBe(false); // commits since the last check: busy
+    expect(counting.check()).toBe(true); // idle: 12 ≥ 10
     const never = new MappedPages(0, () => 1e12);
     for (let i = 0; i < 1000; i++) expect(never.committed(1e6)).toBe(false);
+    expect(never.check()).toBe(false);
   });
 });
