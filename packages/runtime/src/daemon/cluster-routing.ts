@@ -3,7 +3,7 @@ import { SESSION_STREAMS_PREFIX, sessionStream, type EventLog } from '@baton/log
 import { ErrorReplySchema, ProtocolError, decodeReply, encodingFromHeaders, type Subjects } from '@baton/protocol';
 import { ClusterError } from '../cluster/cluster-error.ts';
 import type { Claim, ClusterMembership } from '../cluster/cluster-membership.ts';
-import type { DaemonLogger } from './daemon.ts';
+import type { DaemonLogger } from './daemon-options.ts';
 
 /** Where a session's records live: only on its owner's disk (`local`), or also in the replicated log. */
 export type Durability = 'local' | 'replicated';

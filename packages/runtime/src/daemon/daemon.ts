@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { TailPolicy } from '@baton/actors';
-import type { InboundMessage, Transport, TransportSubscription } from '@baton/client';
-import type { EventLog } from '@baton/log-schema';
+import type { InboundMessage, TransportSubscription } from '@baton/client';
 import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import {
   AppendReplySchema,
@@ -42,67 +40,21 @@ import type { z } from 'zod';
 import type { JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { HostPool } from '../host/host-pool.ts';
-import type { LogLevel } from '../host/worker-messages.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
-import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
+import { ArrivalOrder } from './arrival-order.ts';
+import type { DaemonLogger, DaemonOptions } from './daemon-options.ts';
+import { resolveClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
 import type { ClusterRouting } from './cluster-routing.ts';
 import { joinCluster } from './join-cluster.ts';
 import { answerRequest } from './answer-request.ts';
-import type { DaemonObserver } from './daemon-observer.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
 import { listSessions } from './session-list.ts';
-import { SessionService, type Residency } from './session-service.ts';
-import { resolveWaits, type Waits, type WaitsConfig } from './waits.ts';
+import { SessionService } from './session-service.ts';
+import { resolveWaits, type Waits } from './waits.ts';
 
-export interface ModelEndpoint {
-  readonly baseURL: string;
-  readonly apiKey: string;
-  /** Overrides the session's model for writers. */
-  readonly writerModel?: string | null;
-  readonly timeoutMs?: number;
-  readonly maxRetries?: number;
-}
-
-export interface DaemonLogger {
-  (level: LogLevel, msg: string, data?: Record<string, unknown>): void;
-}
-
-export interface DaemonOptions {
-  readonly transport: Transport;
-  readonly log: EventLog;
-  /** `<data>`: memory tree under `<data>/memory`, staging under `<data>/staging`. */
-  readonly dataDir: string;
-  readonly poolSize?: number;
-  readonly model: ModelEndpoint;
-  /**
-   * The Anthropic Messages endpoint, for sessions opened with `api: "anthropic-messages"` (their writers and
-   * compactions call it; without one they fail with `auth`). `writerModel` does not apply to it.
-   */
-  readonly anthropic?: Omit<ModelEndpoint, 'writerModel'> | null;
-  readonly prefix?: string;
-  /** Time and timers of the main thread (default: the system clock). */
-  readonly clock?: Clock;
-  readonly newId?: () => string;
-  readonly tail?: TailPolicy;
-  /** Every wait of the daemon (`WaitsConfigSchema`): close, rebuild, writer settlement, drain, shutdown, start-up. */
-  readonly waits?: WaitsConfig;
-  /** When sessions leave memory: `idleMs` (10 min), `maxResident` (no limit), `snapshotEvery` (500 inputs). */
-  readonly residency?: Partial<Residency>;
-  /** Largest request accepted; default the transport's max payload. */
-  readonly maxRequestBytes?: number;
-  readonly checkpointDisabled?: boolean;
-  readonly logger?: DaemonLogger;
-  /** Token budgets of checkpoint.md and MEMORY.md (`BudgetConfigSchema`); sections may not sum above a total. */
-  readonly budgets?: unknown;
-  /** Token caps of the rebuilt context (`RebuildCapsConfigSchema`). */
-  readonly rebuildCaps?: unknown;
-  /** Cluster mode: sessions are held by one daemon of many on a NATS cluster (`ClusterOptions`). Absent: alone. */
-  readonly cluster?: ClusterOptions;
-  /** Told of every request answered and every session event published (the daemon's metrics). */
-  readonly observer?: DaemonObserver;
-}
+export type { DaemonLogger, DaemonOptions, ModelEndpoint } from './daemon-options.ts';
 
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
 type ReplyBody<R extends z.ZodType> = Omit<z.input<R>, 'ok'>;
@@ -135,6 +87,8 @@ export class BatonDaemon {
   readonly #replicated: ReplicatedEventLog | null;
   /** The session request handlers, by verb. */
   readonly #verbs = new Map<string, (msg: InboundMessage) => void>();
+  /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
+  readonly #arrival = new ArrivalOrder();
   #openSub: TransportSubscription | null = null;
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
@@ -362,18 +316,22 @@ export class BatonDaemon {
     });
   }
 
-  /** A session request: in cluster mode, served only while this daemon holds the session (see `ClusterRouting`). */
+  /**
+   * A session request: in cluster mode, served only while this daemon holds the session (see `ClusterRouting`), and
+   * queued in arrival order whatever the asynchronous guard waits for.
+   */
   async #sessionCall<T>(sessionId: string | null, call: () => Promise<T>): Promise<T> {
     const routing = this.#routing;
     if (this.#clusterOptions === null) return await call();
     if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
     const id = sid(sessionId);
-    await routing.guard(id);
-    try {
-      return await call();
-    } catch (err) {
-      throw routing.failure(id, err);
-    }
+    return await this.#arrival.run(id, () => routing.guard(id), async () => {
+      try {
+        return await call();
+      } catch (err) {
+        throw routing.failure(id, err);
+      }
+    });
   }
 
   /** Cluster mode `open` (any daemon, through the queue group): take the session when free, else ask its holder. */
@@ -401,10 +359,7 @@ export class BatonDaemon {
     });
   }
 
-  /**
-   * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, one walk over the stream names,
-   * no record read) and quarantined; writers; pool; the process's RSS; the LMDB data file's size.
-   */
+  /** `runtime.status` (what it holds: `runtimeStatusOf`). */
   runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
     return runtimeStatusOf({
       daemonId: this.id,

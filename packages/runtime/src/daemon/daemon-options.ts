@@ -1,0 +1,58 @@
+/** What a `BatonDaemon` is started with. */
+import type { TailPolicy } from '@baton/actors';
+import type { Transport } from '@baton/client';
+import type { EventLog } from '@baton/log-schema';
+import type { LogLevel } from '../host/worker-messages.ts';
+import type { Clock } from '../time/clock.ts';
+import type { ClusterOptions } from './cluster-options.ts';
+import type { DaemonObserver } from './daemon-observer.ts';
+import type { Residency } from './session-service.ts';
+import type { WaitsConfig } from './waits.ts';
+
+export interface ModelEndpoint {
+  readonly baseURL: string;
+  readonly apiKey: string;
+  /** Overrides the session's model for writers. */
+  readonly writerModel?: string | null;
+  readonly timeoutMs?: number;
+  readonly maxRetries?: number;
+}
+
+export interface DaemonLogger {
+  (level: LogLevel, msg: string, data?: Record<string, unknown>): void;
+}
+
+export interface DaemonOptions {
+  readonly transport: Transport;
+  readonly log: EventLog;
+  /** `<data>`: memory tree under `<data>/memory`, staging under `<data>/staging`. */
+  readonly dataDir: string;
+  readonly poolSize?: number;
+  readonly model: ModelEndpoint;
+  /**
+   * The Anthropic Messages endpoint, for sessions opened with `api: "anthropic-messages"` (their writers and
+   * compactions call it; without one they fail with `auth`). `writerModel` does not apply to it.
+   */
+  readonly anthropic?: Omit<ModelEndpoint, 'writerModel'> | null;
+  readonly prefix?: string;
+  /** Time and timers of the main thread (default: the system clock). */
+  readonly clock?: Clock;
+  readonly newId?: () => string;
+  readonly tail?: TailPolicy;
+  /** Every wait of the daemon (`WaitsConfigSchema`): close, rebuild, writer settlement, drain, shutdown, start-up. */
+  readonly waits?: WaitsConfig;
+  /** When sessions leave memory: `idleMs` (10 min), `maxResident` (no limit), `snapshotEvery` (500 inputs). */
+  readonly residency?: Partial<Residency>;
+  /** Largest request accepted; default the transport's max payload. */
+  readonly maxRequestBytes?: number;
+  readonly checkpointDisabled?: boolean;
+  readonly logger?: DaemonLogger;
+  /** Token budgets of checkpoint.md and MEMORY.md (`BudgetConfigSchema`); sections may not sum above a total. */
+  readonly budgets?: unknown;
+  /** Token caps of the rebuilt context (`RebuildCapsConfigSchema`). */
+  readonly rebuildCaps?: unknown;
+  /** Cluster mode: sessions are held by one daemon of many on a NATS cluster (`ClusterOptions`). Absent: alone. */
+  readonly cluster?: ClusterOptions;
+  /** Told of every request answered and every session event published (the daemon's metrics). */
+  readonly observer?: DaemonObserver;
+}
