@@ -1,19 +1,16 @@
 import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { isMainEffect, type Failure, type TailPolicy } from '@baton/actors';
+import { isMainEffect } from '@baton/actors';
 import {
-  LogRecordError,
   SNAPSHOT_KEY,
   sessionLog,
   sessionStream,
-  type EventLog,
   type SessionAppend,
   type SessionInputRecord,
   type SessionRecordSchemas,
   type StoredSessionRecord,
   type StreamLog,
 } from '@baton/log-schema';
-import { memoryPaths } from '@baton/memory-store';
 import {
   ProtocolError,
   type AppendReply,
@@ -30,12 +27,9 @@ import {
   type StatusReply,
   type TaskItem,
   type TasksReply,
-  type WriterOutcome,
 } from '@baton/protocol';
 import { firstDifference } from '../replay/plain-diff.ts';
-import type { HostPool } from '../host/host-pool.ts';
 import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
-import type { Clock } from '../time/clock.ts';
 import { CommitVersions } from './commit-versions.ts';
 import type { LoadedSession } from './loaded-session.ts';
 import { runMainEffect, type MainEffectDeps } from './main-effects.ts';
@@ -46,40 +40,21 @@ import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { messageKey } from './message-key.ts';
 import { checkMessageForms } from './check-message-forms.ts';
-import { readSessionLoad, type SessionLoad } from './session-load.ts';
+import { RESTART_STEPS, loadActor, type ActorLoadDeps } from './session-actor-load.ts';
 import { SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
-import type { Waits } from './waits.ts';
+import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
+import { answered, memoryPathsOf } from './reply-parts.ts';
 import { stateOf } from './state-of.ts';
+import { runningWritersOf, writerCountsOf } from './writer-counts.ts';
 import { cachePerfEvent, writerSettledInput } from './writer-settlement.ts';
-
-/** What `waitForWriterSettlement` reports. */
-export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure };
 
 /** A reply body: the reply schema's type without `ok`, which the daemon adds. */
 type Body<T> = Omit<T, 'ok'>;
 
 export { DEFAULT_RESIDENCY, type Residency } from './resident-sessions.ts';
 
-export interface SessionServiceOptions {
-  readonly log: EventLog;
-  readonly pool: HostPool;
-  readonly memoryRoot: string;
-  readonly clock: Clock;
-  readonly newId: () => string;
-  readonly waits: Waits;
-  readonly residency?: Partial<Residency>;
-  readonly tail?: TailPolicy;
-  /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
-  readonly checkpointDisabled?: boolean;
-  /** Publishes a session event on the transport (the daemon stamps `session_id` and `at`). */
-  publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
-  /**
-   * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
-   * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.
-   */
-  readonly holds?: (sessionId: string) => boolean;
-}
+export type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
 
 /**
  * The sessions of one daemon on the main thread: logs every input before handing it to the session's actor in its
@@ -101,6 +76,7 @@ export class SessionService {
   readonly #decisions: DecisionQueue;
   readonly #versions: CommitVersions;
   readonly #effectDeps: MainEffectDeps;
+  readonly #loadDeps: ActorLoadDeps;
   /** Set once this daemon drains: sessions it loads afterwards stay drained. */
   #draining = false;
 
@@ -121,6 +97,13 @@ export class SessionService {
       evict: (sessionId) => void this.#evict(sessionId),
     });
     this.#sessions.startSweep();
+    this.#loadDeps = {
+      sessions: this.#log,
+      log: options.log,
+      pool: options.pool,
+      quarantined: (sessionId, error) => void this.#quarantined.set(sessionId, error),
+      quarantineOn: (sessionId, err) => this.#quarantineOn(sessionId, err),
+    };
     this.#effectDeps = { publish: (sessionId, encoding, event) => options.publish(sessionId, encoding, event), timers: this.#timers };
   }
 
@@ -140,18 +123,11 @@ export class SessionService {
   }
 
   writerCounts(): { running: number; queued: number } {
-    let running = 0;
-    let queued = 0;
-    for (const s of this.#sessions.values()) {
-      if (s.summary.writer !== 'idle') running++;
-      if (s.summary.writer === 'running+pending') queued++;
-    }
-    return { running, queued };
+    return writerCountsOf(this.#sessions.values());
   }
 
   #paths(projectId: string, sessionId: string): MemoryPaths {
-    const p = memoryPaths(this.#o.memoryRoot, { projectId, sessionId });
-    return { root: p.root, checkpoint: p.checkpoint, memory: p.memory, notes: p.notes, tasks_dir: p.tasksDir };
+    return memoryPathsOf(this.#o.memoryRoot, projectId, sessionId);
   }
 
   /** Appends one input (with the session's queued derived records in the same transaction); resolves when durable. */
@@ -204,21 +180,6 @@ export class SessionService {
     this.#o.pool.release(sessionId);
   }
 
-  /** Reads what loading a session needs; a record that does not match its schema quarantines the session. */
-  #readLoad(sessionId: string, useSnapshot: boolean): SessionLoad {
-    let load: SessionLoad | null;
-    try {
-      load = readSessionLoad(this.#log, this.#o.log, sessionId, useSnapshot);
-    } catch (err) {
-      if (!(err instanceof LogRecordError)) throw err;
-      const error = new ProtocolError('quarantined', `session ${sessionId} is quarantined: ${err.message}`, { stream: err.stream, seq: err.seq, type: err.type });
-      this.#quarantined.set(sessionId, error);
-      throw error;
-    }
-    if (load === null) throw new ProtocolError('not_found', `unknown session ${sessionId}`);
-    return load;
-  }
-
   /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
     if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
@@ -228,24 +189,7 @@ export class SessionService {
     if (existing !== undefined) return this.#sessions.touch(existing);
     const quarantined = this.#quarantined.get(sessionId);
     if (quarantined !== undefined) throw quarantined;
-    let load = this.#readLoad(sessionId, true);
-    let reply: FoldReply;
-    try {
-      reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup: load.setup, snapshot: load.snapshot, records: load.records });
-    } catch (err) {
-      if (load.snapshot === null || !(err instanceof ProtocolError) || err.code !== 'quarantined') {
-        this.#quarantineOn(sessionId, err);
-        throw err;
-      }
-      // The snapshot may be what is wrong (one an older build wrote, say): fold every input instead.
-      load = this.#readLoad(sessionId, false);
-      try {
-        reply = await this.#o.pool.call(sessionId, 'session.load', { sessionId, setup: load.setup, snapshot: null, records: load.records });
-      } catch (again) {
-        this.#quarantineOn(sessionId, again);
-        throw again;
-      }
-    }
+    const { load, reply } = await loadActor(this.#loadDeps, sessionId);
     const session: LoadedSession = {
       sessionId,
       projectId: load.setup.projectId,
@@ -258,27 +202,9 @@ export class SessionService {
       lastUsedAt: this.#o.clock.now(),
     };
     this.#sessions.add(session);
-    if (reply.summary.rebuildRequestId !== null) {
-      // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
-      const requestId = reply.summary.rebuildRequestId;
-      await this.#fold(session, await this.#append(sessionId, { type: 'rebuild.abandoned', payload: { requestId, reason: 'daemon restarted' } }));
-    }
-    if (session.summary.draining && !this.#draining) {
-      // The drain was the previous process's (its shutdown): this daemon lets writers start again.
-      await this.#fold(session, await this.#append(sessionId, { type: 'drain.lifted', payload: {} }));
-    }
-    if (session.summary.writerId !== null) {
-      // The writer that held the slot died with the previous process: settle it so the session can write again.
-      const record = await this.#append(sessionId, {
-        type: 'writer.settled',
-        payload: {
-          writerId: session.summary.writerId,
-          outcome: 'cancelled',
-          failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
-          reason: 'daemon restarted',
-        },
-      });
-      await this.#fold(session, record);
+    for (const step of RESTART_STEPS) {
+      const input = step(session.summary, this.#draining);
+      if (input !== null) await this.#fold(session, await this.#append(sessionId, input));
     }
     this.#sessions.makeRoom(sessionId);
     return session;
@@ -515,9 +441,7 @@ export class SessionService {
 
   /** Writers running now, by session. */
   runningWriters(): { sessionId: string; writerId: string }[] {
-    const out: { sessionId: string; writerId: string }[] = [];
-    for (const s of this.#sessions.values()) if (s.summary.writerId !== null) out.push({ sessionId: s.sessionId, writerId: s.summary.writerId });
-    return out;
+    return runningWritersOf(this.#sessions.values());
   }
 
   /** Resolves when no writer runs, or after `timeoutMs`; true when none runs. */
@@ -573,10 +497,4 @@ export class SessionService {
   idle(): Promise<void> {
     return this.#queue.idle();
   }
-}
-
-/** A waited-for answer: its body, or the error the request ends with (the session left this daemon meanwhile). */
-function answered(body: Record<string, unknown> | ProtocolError): Record<string, unknown> {
-  if (body instanceof ProtocolError) throw body;
-  return body;
 }

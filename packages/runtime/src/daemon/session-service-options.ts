@@ -1,0 +1,31 @@
+/** What a `SessionService` is made with, and what its writer wait reports. */
+import type { Failure, TailPolicy } from '@baton/actors';
+import type { EventLog } from '@baton/log-schema';
+import type { Encoding, PublishedEventBody, WriterOutcome } from '@baton/protocol';
+import type { HostPool } from '../host/host-pool.ts';
+import type { Clock } from '../time/clock.ts';
+import type { Residency } from './resident-sessions.ts';
+import type { Waits } from './waits.ts';
+
+/** What `waitForWriterSettlement` reports. */
+export type WaitOutcome = { outcome: WriterOutcome | 'timeout' | 'no-writer'; failure?: Failure };
+
+export interface SessionServiceOptions {
+  readonly log: EventLog;
+  readonly pool: HostPool;
+  readonly memoryRoot: string;
+  readonly clock: Clock;
+  readonly newId: () => string;
+  readonly waits: Waits;
+  readonly residency?: Partial<Residency>;
+  readonly tail?: TailPolicy;
+  /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
+  readonly checkpointDisabled?: boolean;
+  /** Publishes a session event on the transport (the daemon stamps `session_id` and `at`). */
+  publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
+  /**
+   * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
+   * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.
+   */
+  readonly holds?: (sessionId: string) => boolean;
+}
