@@ -29,7 +29,7 @@ import { Packr } from 'msgpackr';
 import { openEnv, type LmdbEventLogOptions } from './lmdb-env.ts';
 import { StreamCounts } from './stream-counts.ts';
 import { PAST_LAST_SEQ, globalRecords, streamsOf, type RecordKey } from './lmdb-reads.ts';
-import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, residentFileBytes } from './mapped-pages.ts';
+import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, encodedBytes, residentFileBytes } from './mapped-pages.ts';
 import {
   RECORD_PACKR_OPTIONS,
   createRecordPackr,
@@ -490,12 +490,6 @@ export class LmdbEventLog implements EventLog {
   private rejectAll(batch: PendingAppend[], error: unknown): void {
     for (const pending of batch) pending.reject(error);
   }
-}
-
-function encodedBytes(batch: readonly PendingAppend[]): number {
-  let bytes = 0;
-  for (const pending of batch) for (const record of pending.encoded) bytes += record.byteLength;
-  return bytes;
 }
 
 /** Functional alias of `LmdbEventLog.open`. */

@@ -35,6 +35,13 @@ export const residentFileBytes: ResidentFileProbe = () => {
   return Number.isFinite(kib) ? kib * 1024 : undefined;
 };
 
+/** Bytes of the encoded records of a committed batch (what `MappedPages.committed` is told). */
+export function encodedBytes(batch: readonly { readonly encoded: readonly Uint8Array[] }[]): number {
+  let bytes = 0;
+  for (const pending of batch) for (const record of pending.encoded) bytes += record.byteLength;
+  return bytes;
+}
+
 export class MappedPages {
   private readonly budget: number;
   private readonly probe: ResidentFileProbe;
