@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { BatonGateway } from '@baton/gateway';
 import type { PublishedEvent } from '@baton/protocol';
 import { BatonDaemon, LmdbEventLog, verifySession } from '@baton/runtime';
 import { extractiveStep, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle, type RecordedRequest, type ScriptStep } from '@baton/testing';
-import { countTokens } from 'gpt-tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TAIL } from './support/conversation.ts';
+import { CODEX_KEY, authOf, bodyOf, isUser, jsonLines, promptTokens, publishedOf, requestKind, runCodex, stderrLines, textOf, type CodexBody, type CodexEvent, type Item } from './support/codex-run.ts';
 
 /**
  * Codex CLI (`@openai/codex` 0.171.0, an agent nobody here wrote) runs headless through the gateway against the
@@ -22,14 +20,12 @@ import { TEST_TAIL } from './support/conversation.ts';
  * answers it from the checkpoint.
  */
 
-const CODEX_BIN = fileURLToPath(new URL('../node_modules/.bin/codex', import.meta.url));
 const SESSION = 'codex-e2e';
 /** A model Codex knows: with it Codex offers `apply_patch` (with an unknown model it has no patch tool). */
 const MODEL_ID = 'gpt-5.5';
 /** Gateway context window: usable window 102 000 − 20 000 − 32 000 = 50 000, rungs 10 000 / 20 000 / 30 000 / 37 000. */
 const CONTEXT_WINDOW = 102_000;
 const USABLE_WINDOW = 50_000;
-const CODEX_KEY = 'sk-codex-e2e';
 const DAEMON_KEY = 'sk-baton-daemon';
 /** Codex compacts when its last reported usage passes this; a billion keeps its compaction off. */
 const NO_COMPACTION = 1_000_000_000;
@@ -113,88 +109,6 @@ function stepReply(step: number): ScriptStep {
   if ('text' in action) return { reply: { content: action.text } };
   if ('patch' in action) return { reply: { tool_calls: [{ id: callId(step), name: 'apply_patch', arguments: action.patch, kind: 'custom' }] } };
   return { reply: { tool_calls: [{ id: callId(step), name: 'exec_command', arguments: { cmd: action.cmd } }] } };
-}
-
-type Item = Record<string, unknown>;
-interface CodexBody {
-  readonly model: string;
-  readonly input: readonly Item[];
-  readonly tools: readonly Item[];
-}
-
-const bodyOf = (r: RecordedRequest): CodexBody => JSON.parse(r.rawBody) as CodexBody;
-const authOf = (r: RecordedRequest): string => String(r.headers.authorization ?? '');
-const textOf = (item: Item | undefined): string => {
-  const content = item?.['content'];
-  if (typeof content === 'string') return content;
-  return Array.isArray(content) ? (content as Item[]).map((p) => (typeof p['text'] === 'string' ? p['text'] : '')).join('') : '';
-};
-const isUser = (item: Item | undefined): boolean => item?.['role'] === 'user' && (item['type'] === undefined || item['type'] === 'message');
-/** The kind Codex gave a request in its turn metadata (`turn`, or `compaction`). */
-const requestKind = (r: RecordedRequest): unknown => (JSON.parse(String(r.headers['x-codex-turn-metadata'] ?? '{}')) as { request_kind?: unknown }).request_kind;
-
-/** Prompt tokens of a request as the loopback counts them: model, instructions and tools, then each input item. */
-function promptTokens(body: CodexBody): number {
-  const pieces = [JSON.stringify({ model: body.model, instructions: null, tools: body.tools }), ...body.input.map((i) => JSON.stringify(i))];
-  return pieces.reduce((sum, piece) => sum + countTokens(piece, { disallowedSpecial: new Set<string>() }), 0);
-}
-
-/** One line of `codex exec --json`. */
-interface CodexEvent {
-  readonly type: string;
-  readonly item?: { readonly type: string; readonly status?: string; readonly exit_code?: number | null; readonly text?: string };
-}
-const jsonLines = (stdout: string): CodexEvent[] =>
-  stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as CodexEvent);
-/** Codex's stderr without the one line it always prints (it reads stdin, empty here, before it starts). */
-const stderrLines = (stderr: string): string[] => stderr.split('\n').filter((l) => l !== '' && l !== 'Reading additional input from stdin...');
-
-type PublishedRecord = { type: string } & Record<string, unknown>;
-/** The events a session's decisions published, in order. */
-function publishedOf(records: readonly { type: string; payload: unknown }[]): PublishedRecord[] {
-  return records
-    .flatMap((r) => (r.type === 'decision' ? (r.payload as { effects: { kind: string; event?: PublishedRecord }[] }).effects : []))
-    .flatMap((e) => (e.kind === 'publish' && e.event !== undefined ? [e.event] : []));
-}
-
-/** Runs `codex exec` under `timeout`: isolated CODEX_HOME, HOME and TMPDIR, the scratch project as cwd, stdin empty. */
-async function runCodex(options: { cwd: string; home: string; codexHome: string; prompt: string; resume: boolean; compactLimit: number; timeoutS: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const args = [
-    '-k', '5', String(options.timeoutS), CODEX_BIN,
-    'exec', '--json', '--skip-git-repo-check',
-    '-c', `model_auto_compact_token_limit=${options.compactLimit}`,
-    ...(options.resume ? ['resume', '--last'] : []),
-    options.prompt,
-  ];
-  const child = spawn('timeout', args, {
-    cwd: options.cwd,
-    env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: options.home,
-      TMPDIR: options.home,
-      CODEX_HOME: options.codexHome,
-      CODEX_E2E_KEY: CODEX_KEY,
-      NO_COLOR: '1',
-    },
-    // stdin is /dev/null: Codex reads it to its end before it starts.
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString('utf8');
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c));
-  });
-  return { code, stdout, stderr };
 }
 
 describe('Codex CLI through the gateway', () => {
