@@ -207,6 +207,17 @@ export function stopRequested(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------------
 // statistics and files
 
+/** A copy of `values`, ascending. */
+export function sortedOf(values: readonly number[]): number[] {
+  return [...values].sort((a, b) => a - b);
+}
+
+/** Sends `message` to a bench child and waits for its answer (the reply of the same type). */
+export async function ask<T>(child: BenchChild, message: ChildMessage, timeoutMs = 600_000): Promise<T> {
+  child.send(message);
+  return (await child.next(message.type, timeoutMs)) as unknown as T;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

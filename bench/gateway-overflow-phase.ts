@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { LmdbEventLog } from '@baton/runtime';
 import type { BenchRow } from './bench-types.ts';
-import { median, quantile, round1, round2, type BenchChild, type ChildMessage } from './bench-process.ts';
+import { ask, median, quantile, round1, round2, sortedOf, type BenchChild } from './bench-process.ts';
 import type { OverflowResult } from './gateway-agent-child.ts';
 import type { TimedBatonClient, TimedOp } from './timed-baton-client.ts';
 
@@ -33,14 +33,6 @@ export interface OverflowPhase {
 
 const ms = (x: number): number => round2(x);
 
-function sortedOf(values: readonly number[]): number[] {
-  return [...values].sort((a, b) => a - b);
-}
-
-async function ask<T>(child: BenchChild, message: ChildMessage, timeoutMs = 600_000): Promise<T> {
-  child.send(message);
-  return (await child.next(message.type, timeoutMs)) as unknown as T;
-}
 
 async function sleep(msDelay: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, msDelay));

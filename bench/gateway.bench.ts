@@ -40,7 +40,7 @@ import { BatonGateway } from '@baton/gateway';
 import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import type { TargetCheck } from './main.ts';
-import { median, printStandalone, processCpu, quantile, round1, round2, spawnBenchChild, withChildren, type BenchChild, type ChildMessage } from './bench-process.ts';
+import { ask, median, printStandalone, processCpu, quantile, round1, round2, sortedOf, spawnBenchChild, withChildren } from './bench-process.ts';
 import type { GatewayAgentConfig, LatencySample, SequentialSample, ThroughputResult } from './gateway-agent-child.ts';
 import type { GatewayUpstreamConfig } from './gateway-upstream-child.ts';
 import { REWRITE_P99_ROW, SMALL_MODEL, SMALL_WINDOW, overflowPhase } from './gateway-overflow-phase.ts';
@@ -81,14 +81,6 @@ export const GATEWAY_ROWS = {
 
 const ms = (x: number): number => round2(x);
 
-function sortedOf(values: readonly number[]): number[] {
-  return [...values].sort((a, b) => a - b);
-}
-
-async function ask<T>(child: BenchChild, message: ChildMessage, timeoutMs = 600_000): Promise<T> {
-  child.send(message);
-  return (await child.next(message.type, timeoutMs)) as unknown as T;
-}
 
 
 export async function benchGateway(options: GatewayBenchOptions = {}): Promise<BenchSection> {

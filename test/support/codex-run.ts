@@ -1,5 +1,5 @@
 /** Running Codex CLI headless in the gateway end-to-end test, and reading what it sent and printed. */
-import { spawn } from 'node:child_process';
+import { runCaptured } from './run-captured.ts';
 import { fileURLToPath } from 'node:url';
 import type { RecordedRequest } from '@baton/testing';
 import { countTokens } from 'gpt-tokenizer';
@@ -62,30 +62,13 @@ export async function runCodex(options: { cwd: string; home: string; codexHome: 
     ...(options.resume ? ['resume', '--last'] : []),
     options.prompt,
   ];
-  const child = spawn('timeout', args, {
-    cwd: options.cwd,
-    env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: options.home,
-      TMPDIR: options.home,
-      CODEX_HOME: options.codexHome,
-      CODEX_E2E_KEY: CODEX_KEY,
-      NO_COLOR: '1',
-    },
-    // stdin is /dev/null: Codex reads it to its end before it starts.
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // stdin is /dev/null: Codex reads it to its end before it starts.
+  return await runCaptured(args, options.cwd, {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: options.home,
+    TMPDIR: options.home,
+    CODEX_HOME: options.codexHome,
+    CODEX_E2E_KEY: CODEX_KEY,
+    NO_COLOR: '1',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString('utf8');
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c));
-  });
-  return { code, stdout, stderr };
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runCaptured } from './run-captured.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,33 +78,16 @@ export async function runPi(options: { dirs: PiDirs; model: string; prompts: rea
     '--provider', 'baton', '--model', options.model,
     ...options.prompts,
   ];
-  const child = spawn('timeout', args, {
-    cwd: dirs.project,
-    env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: dirs.home,
-      TMPDIR: dirs.home,
-      PI_CODING_AGENT_DIR: dirs.agentDir,
-      PI_OFFLINE: '1',
-      PI_SKIP_VERSION_CHECK: '1',
-      PI_TELEMETRY: '0',
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return await runCaptured(args, dirs.project, {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: dirs.home,
+    TMPDIR: dirs.home,
+    PI_CODING_AGENT_DIR: dirs.agentDir,
+    PI_OFFLINE: '1',
+    PI_SKIP_VERSION_CHECK: '1',
+    PI_TELEMETRY: '0',
+    NO_COLOR: '1',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString('utf8');
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c));
-  });
-  return { code, stdout, stderr };
 }
 
 /** The usage pi records for an answer (its reading of the provider's usage). */
