@@ -108,19 +108,19 @@ export class BatonClient {
   append(sessionId: string, messages: readonly Message[], options?: CallOptions): Promise<AppendReply> {
     // Safe to repeat: message ids make a second delivery a no-op.
     const subject = this.subjects.append(sessionId);
-    return this.#session(sessionId, true, () => this.#call(subject, { messages }, AppendReplySchema, options));
+    return this.#session(sessionId, true, options, (o) => this.#call(subject, { messages }, AppendReplySchema, o));
   }
 
   /** Replaces the session's task tree. */
   tasks(sessionId: string, tasks: readonly TaskItem[], options?: CallOptions): Promise<TasksReply> {
     const subject = this.subjects.tasks(sessionId);
-    return this.#session(sessionId, true, () => this.#call(subject, { tasks }, TasksReplySchema, options));
+    return this.#session(sessionId, true, options, (o) => this.#call(subject, { tasks }, TasksReplySchema, o));
   }
 
   /** Asks for a checkpoint now. */
   checkpoint(sessionId: string, options?: CallOptions): Promise<CheckpointReply> {
     const subject = this.subjects.checkpoint(sessionId);
-    return this.#session(sessionId, false, () => this.#call(subject, {}, CheckpointReplySchema, options));
+    return this.#session(sessionId, false, options, (o) => this.#call(subject, {}, CheckpointReplySchema, o));
   }
 
   /**
@@ -130,18 +130,18 @@ export class BatonClient {
   rebuild(sessionId: string, req: RebuildRequest, options?: CallOptions): Promise<RebuildReply> {
     const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];
     const subject = this.subjects.rebuild(sessionId);
-    return this.#session(sessionId, false, () => this.#call(subject, req, RebuildReplySchema, options, wait + SLOW_CALL_MARGIN_MS));
+    return this.#session(sessionId, false, options, (o) => this.#call(subject, req, RebuildReplySchema, o, wait + SLOW_CALL_MARGIN_MS));
   }
 
   status(sessionId: string, options?: CallOptions): Promise<StatusReply> {
     const subject = this.subjects.status(sessionId);
-    return this.#session(sessionId, true, () => this.#call(subject, {}, StatusReplySchema, options));
+    return this.#session(sessionId, true, options, (o) => this.#call(subject, {}, StatusReplySchema, o));
   }
 
   /** Closes the session; a running writer is drained first (up to 120 s), so the default timeout is 180 s. */
   close(sessionId: string, options?: CallOptions): Promise<CloseReply> {
     const subject = this.subjects.close(sessionId);
-    return this.#session(sessionId, false, () => this.#call(subject, {}, CloseReplySchema, options, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS));
+    return this.#session(sessionId, false, options, (o) => this.#call(subject, {}, CloseReplySchema, o, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS));
   }
 
   /** The daemon's overview: sessions (resident, total, quarantined), writers, pool, memory and event log. */
@@ -213,10 +213,13 @@ export class BatonClient {
    * A session request, with failover on: sent again after the session was opened again, while its daemon is gone
    * (`mayFailOver`) and the failover time lasts. Only sessions this client opened can be opened again.
    */
-  #session<T>(sessionId: string, repeatable: boolean, call: () => Promise<T>): Promise<T> {
+  #session<T>(sessionId: string, repeatable: boolean, options: CallOptions | undefined, call: (options: CallOptions | undefined) => Promise<T>): Promise<T> {
     const failover = this.#failover;
-    if (failover === null) return call();
-    return this.#failingOver(sessionId, repeatable, call, failover);
+    if (failover === null) return call(options);
+    // A request safe to repeat is given up on after `attemptTimeoutMs` (its daemon may have died holding it) and sent
+    // again once the session is open again, instead of waiting out its whole timeout.
+    const attempt = repeatable && failover.attemptTimeoutMs !== undefined ? { timeoutMs: Math.min(options?.timeoutMs ?? this.#timeoutMs, failover.attemptTimeoutMs) } : options;
+    return this.#failingOver(sessionId, repeatable, () => call(attempt), failover);
   }
 
   async #failingOver<T>(sessionId: string, repeatable: boolean, call: () => Promise<T>, failover: FailoverOptions): Promise<T> {

@@ -8,6 +8,14 @@ import { TransportError } from './transport/transport-error.ts';
 export interface FailoverOptions {
   /** How long one call may spend reopening and repeating, in all, before its last error is thrown. */
   readonly timeoutMs: number;
+  /**
+   * How long one try of a request that is safe to repeat (append, tasks, status) waits for its answer before the
+   * session is opened again and the request repeated: a daemon that died holding the request never answers, and
+   * without this the call waits its whole timeout first. Set it above the slowest answer a live daemon gives (a few
+   * seconds); a repeat a live daemon did answer is harmless (message ids make a second delivery a no-op). Default:
+   * the request's own timeout.
+   */
+  readonly attemptTimeoutMs?: number;
   /** First wait between attempts to reopen (doubling up to `maxDelayMs`). Default 100 ms. */
   readonly delayMs?: number;
   /** Default 1 000 ms. */

@@ -66,6 +66,36 @@ describe('BatonClient with failover', () => {
     second.stop();
   });
 
+  it('gives up on a repeatable request its daemon took and never answered after attemptTimeoutMs, then repeats it', { timeout: 20_000 }, async () => {
+    const first = startFakeDaemon(transport, () => openReply('s1', false));
+    const reopened: { cause: unknown }[] = [];
+    // A request timeout far above the test's own: only the attempt timeout can make this call return in time.
+    const client = new BatonClient(transport, { timeoutMs: 120_000, failover: { timeoutMs: 60_000, attemptTimeoutMs: 200, delayMs: 1, onReopened: (e) => reopened.push(e) } });
+    await client.open({ project_id: 'p', model, system: 'sys' });
+    first.stop();
+    // The holder takes the append and dies before answering (its subscription goes with it).
+    // Another daemon comes up once the first one is gone.
+    let taken = 0;
+    let second: ReturnType<typeof startFakeDaemon> | undefined;
+    const dying = transport.subscribe('baton.v1.session.s1.append', () => {
+      taken++;
+      dying.unsubscribe();
+      setImmediate(() => {
+        second = startFakeDaemon(transport, (subject) => (subject.endsWith('.open') ? openReply('s1', true) : { ok: true, accepted: 1, duplicates: 0, state }));
+      });
+    });
+    const reply = await client.append('s1', [{ id: 'm1', role: 'user', content: 'hi' }]);
+    expect(reply).toMatchObject({ ok: true, accepted: 1 });
+    expect(taken).toBe(1);
+    expect(reopened).toHaveLength(1);
+    expect(reopened[0]?.cause).toMatchObject({ code: 'timeout' });
+    // A request that is not safe to repeat keeps its own timeout and is not repeated after one.
+    const silent = transport.subscribe('baton.v1.session.s1.checkpoint', () => {});
+    second?.stop();
+    await expect(client.checkpoint('s1', { timeoutMs: 300 })).rejects.toMatchObject({ code: 'timeout' });
+    silent.unsubscribe();
+  });
+
   it('throws as before without failover, and for sessions it did not open', async () => {
     const plain = new BatonClient(transport);
     await expect(plain.append('s9', [{ id: 'm1', role: 'user', content: 'hi' }])).rejects.toMatchObject({ code: 'no_responders' });
