@@ -112,13 +112,11 @@ export class LmdbEventLog implements EventLog {
     this.env = env;
     this.options = options;
     this.readOnly = options.readOnly === true;
-    this.mapped = new MappedPages(
-      options.releaseMappedBytes ?? DEFAULT_RELEASE_MAPPED_BYTES,
-      options.residentFileProbe ?? residentFileBytes,
-    );
+    const budget = options.releaseMappedBytes ?? DEFAULT_RELEASE_MAPPED_BYTES;
+    this.mapped = new MappedPages(budget, options.residentFileProbe ?? residentFileBytes);
     this.attach(env);
     this.globalSeq = this.readLastGlobalSeq();
-    if ((options.releaseMappedBytes ?? DEFAULT_RELEASE_MAPPED_BYTES) > 0) {
+    if (budget > 0) {
       this.probeTimer = setInterval(this.checkMapped, MAPPED_CHECK_MS);
       this.probeTimer.unref();
     }
