@@ -19,6 +19,8 @@ export interface LmdbEventLogOptions {
   readonly releaseMappedBytes?: number;
   /** How resident file pages are measured (default: `RssFile` of `/proc/self/status` where it exists). */
   readonly residentFileProbe?: ResidentFileProbe;
+  /** How an environment is closed to release its mapped pages (default its own `close()`; tests slow it down). */
+  readonly closeForRelease?: (env: RootDatabase) => Promise<void>;
 }
 
 /** Opens the environment at `options.path` (at start and again after each release of mapped pages). */

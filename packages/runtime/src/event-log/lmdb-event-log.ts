@@ -62,6 +62,7 @@ interface PendingAppend {
 const ignore = (): void => {};
 /** How often resident file pages are probed besides after commits. */
 const MAPPED_CHECK_MS = 1_000;
+const closeEnv = (env: RootDatabase): Promise<void> => env.close();
 const EMPTY_RESULTS: readonly AppendResult[] = Object.freeze([]);
 /** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));
@@ -86,13 +87,17 @@ export class LmdbEventLog implements EventLog {
   private readonly options: LmdbEventLogOptions;
   private readonly mapped: MappedPages;
   private releases = 0;
+  /** Reads that came while a release's close was pending and reopened at once (see `releaseMapped`). */
+  private earlyReopens = 0;
   /** Streams per kind once `streamCounts()` was asked for (see there). */
   private counts: StreamCounts | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
   /** Iterations over the log under way (a reopen waits for none). */
   private iterating = 0;
-  /** The environment is being closed and reopened (see `releaseMapped`). */
+  /** A release of mapped pages is under way: flushes wait for it (see `releaseMapped`). */
   private releasing = false;
+  /** The environment whose close `releaseMapped` started and that is not closed yet. */
+  private closing: RootDatabase | undefined;
   private readonly packr: Packr = createRecordPackr();
 
   /** Committed last seq per stream this instance appended to (seeded from `records` on the first append). */
@@ -213,7 +218,11 @@ export class LmdbEventLog implements EventLog {
    */
   streamCounts(): ReadonlyMap<string, number> {
     this.assertOpen();
-    if (this.readOnly) return StreamCounts.of(this.streams()).snapshot();
+    if (this.readOnly) {
+      // a fresh snapshot: lmdb-js renews a read snapshot only a timer tick after another handle's commit
+      this.env.resetReadTxn();
+      return StreamCounts.of(this.streams()).snapshot();
+    }
     this.counts ??= StreamCounts.of(this.streams());
     return this.counts.snapshot();
   }
@@ -221,6 +230,11 @@ export class LmdbEventLog implements EventLog {
   /** How many times the environment was reopened to release mapped pages. */
   get mappedReleases(): number {
     return this.releases;
+  }
+
+  /** How many releases a read overtook, reopening before the close settled (that release then unmaps nothing). */
+  get earlyMappedReopens(): number {
+    return this.earlyReopens;
   }
 
   /** Highest global sequence committed so far (0 when the log is empty). */
@@ -287,8 +301,7 @@ export class LmdbEventLog implements EventLog {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('event log: closed');
-    // never true while other code runs: the reopen happens within one macrotask (see `releaseMapped`)
-    if (this.releasing) throw new Error('event log: read while the environment is being reopened');
+    if (this.closing !== undefined && this.env === this.closing) this.reopenEarly();
   }
 
   private committedHead(stream: string): number {
@@ -346,28 +359,62 @@ export class LmdbEventLog implements EventLog {
    * copies it) otherwise stays in this process's resident set for good. They are clean file pages the kernel could
    * drop, but they count as the daemon's memory in every tool that shows it.
    *
-   * Called from a `setImmediate` callback with no write in flight and no iteration under way: the microtask queue
-   * is empty, and lmdb-js's close of an environment without pending writes settles in microtasks, so no other code
-   * runs between the close and the reopen (`assertOpen` would catch a read that did).
+   * Called from a flush turn with no write in flight and no iteration under way; flushes wait until it is done.
+   * First lmdb-js's last commit and sync are awaited (the environment stays readable meanwhile), so that its close
+   * of an environment without pending work settles in microtasks and no other code runs between the close and the
+   * reopen. Should a read come in while the close is still pending all the same, it reopens at once
+   * (`reopenEarly`): the read is served and only that release is lost, since LMDB keeps one mapping per path while
+   * any handle on it is open.
    */
   private releaseMapped(): void {
     this.releasing = true;
     const old = this.env;
-    const reopen = (): void => {
-      this.releasing = false;
-      // reopened also when `close()` was called meanwhile: it closes whatever `env` is once this settles
-      this.env = openEnv(this.options);
-      this.attach(this.env);
+    const startClose = (): void => {
+      // an iteration may have started while the sync was awaited: try again at a later flush turn
+      if (this.iterating > 0 || this.env !== old) return this.releaseDone();
+      this.closing = old;
+      (this.options.closeForRelease ?? closeEnv)(old).then(
+        () => this.reopenAfter(old),
+        (error: unknown) => {
+          // the old environment may be half closed: reopening is still the only way on
+          console.error('event log: closing the environment to release mapped pages failed', error);
+          this.reopenAfter(old);
+        },
+      );
+    };
+    Promise.resolve(old.flushed).then(
+      () => setImmediate(startClose),
+      () => setImmediate(startClose),
+    );
+  }
+
+  /** The close of `old` settled: opens the environment again unless a read already did. */
+  private reopenAfter(old: RootDatabase): void {
+    this.closing = undefined;
+    if (this.env === old) {
+      this.attachNew();
       this.mapped.released();
       this.releases += 1;
-      if (this.queue.length > 0) this.scheduleFlush();
-      else this.notifyDrained();
-    };
-    old.close().then(reopen, (error: unknown) => {
-      // the old environment may be half closed: reopening is still the only way on
-      console.error('event log: closing the environment to release mapped pages failed', error);
-      reopen();
-    });
+    }
+    this.releaseDone();
+  }
+
+  /** A read while the close is pending: the environment is opened again now (see `releaseMapped`). */
+  private reopenEarly(): void {
+    this.attachNew();
+    this.earlyReopens += 1;
+  }
+
+  /** Opens the environment again; `close()` called meanwhile closes whichever environment is current. */
+  private attachNew(): void {
+    this.env = openEnv(this.options);
+    this.attach(this.env);
+  }
+
+  private releaseDone(): void {
+    this.releasing = false;
+    if (this.queue.length > 0) this.scheduleFlush();
+    else this.notifyDrained();
   }
 
   private notifyDrained(): void {

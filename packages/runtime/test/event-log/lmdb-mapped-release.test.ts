@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RootDatabase } from 'lmdb';
 import type { StoredRecord } from '@baton/log-schema';
 import { LmdbEventLog } from '../../src/event-log/lmdb-event-log.ts';
 import { MappedPages } from '../../src/event-log/mapped-pages.ts';
@@ -47,6 +48,41 @@ describe('LmdbEventLog releasing mapped pages', () => {
       expect([...log.readGlobal()].length).toBe(320);
     } finally {
       await log.close();
+      removeDir(dir);
+    }
+  });
+
+  it('serves reads that come while a release is still closing, reopening at once', async () => {
+    const dir = makeTempDir();
+    // a close that takes a few event-loop turns, as lmdb-js's may while a sync or an async read is pending
+    const slowClose = async (env: RootDatabase): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await env.close();
+    };
+    const log = LmdbEventLog.open({ path: dir, releaseMappedBytes: 1, residentFileProbe: growing(), closeForRelease: slowClose });
+    try {
+      const seen: number[] = [];
+      for (let round = 0; round < 10; round++) {
+        await log.append('s', [rec('t', round)]);
+        // a read every turn for a while: some land while a close is pending
+        for (let turn = 0; turn < 10; turn++) {
+          await new Promise((resolve) => setImmediate(resolve));
+          seen.push([...log.read('s')].length);
+          expect(log.keySeq('s', 'none')).toBeUndefined();
+        }
+      }
+      expect(log.earlyMappedReopens).toBeGreaterThan(0);
+      expect(seen.every((n) => n >= 1 && n <= 10)).toBe(true);
+      await log.append('s', [rec('t', 10)]);
+      expect([...log.read('s')].map((r) => r.payload)).toEqual(Array.from({ length: 11 }, (_, i) => i));
+    } finally {
+      await log.close();
+    }
+    const again = LmdbEventLog.open({ path: dir });
+    try {
+      expect(again.lastSeq('s')).toBe(11);
+    } finally {
+      await again.close();
       removeDir(dir);
     }
   });
