@@ -6,3 +6,4 @@ export { runMemoryDiff, runMemoryLog, runMemoryRestore, MEMORY_EXIT, type Memory
 export { runReplay, REPLAY_EXIT, type ReplayOptions } from './commands/replay-command.ts';
 export { runStatus, runSessions, RUNTIME_EXIT, type RuntimeCommandOptions, type SessionsOptions } from './commands/runtime-command.ts';
 export type { CliIo } from './cli-io.ts';
+export { MALLOC_TUNABLES } from './daemon/malloc-tunables.ts';
