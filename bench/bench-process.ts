@@ -44,6 +44,8 @@ export interface BenchChild {
 export interface SpawnOptions {
   /** Extra node flags (e.g. `--expose-gc`), before `--import tsx`. */
   readonly nodeArgs?: readonly string[];
+  /** Variables added to the child's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const STDERR_KEEP = 8192;
@@ -54,7 +56,7 @@ export function spawnBenchChild(script: string, config: unknown, options: SpawnO
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--conditions=@baton/source', '--import', 'tsx', path], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    env: { ...process.env, [CONFIG_ENV]: JSON.stringify(config) },
+    env: { ...process.env, ...options.env, [CONFIG_ENV]: JSON.stringify(config) },
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${script}`);

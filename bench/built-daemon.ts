@@ -1,7 +1,8 @@
 /**
- * The daemon as it ships: the built `baton daemon` (packages/cli/bin/baton.js on dist/, plain node, its workers on
- * dist/ too, no TypeScript compiled at run time), in its own process, for the benchmarks that compare it with the
- * daemon run from the sources. `buildPackages` brings dist/ up to date first (`tsc -b`, incremental).
+ * The daemon as it ships: the built `baton daemon` (packages/cli/bin/baton.js run as a program, as an installed
+ * `baton` is: its shell line starts node with the allocator settings; dist/ on plain node, its workers on dist/ too,
+ * no TypeScript compiled at run time), in its own process, for the benchmarks that compare it with the daemon run
+ * from the sources. `buildPackages` brings dist/ up to date first (`tsc -b`, incremental).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ export interface BuiltDaemon {
  */
 export async function startBuiltDaemon(natsUrl: string, poolSize = 2, timeoutMs = 60_000): Promise<BuiltDaemon> {
   const dir = await mkdtemp(join(tmpdir(), 'baton-built-daemon-'));
-  const child: ChildProcess = spawn(process.execPath, [BATON_BIN, 'daemon', '--nats', natsUrl, '--data-dir', dir, '--pool-size', String(poolSize), '--log-level', 'warn'], {
+  const child: ChildProcess = spawn(BATON_BIN, ['daemon', '--nats', natsUrl, '--data-dir', dir, '--pool-size', String(poolSize), '--log-level', 'warn'], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     // The endpoint is never called (checkpoints are disabled); the command requires one.

@@ -15,7 +15,8 @@
  * ≥ 0.5× the floor's, p99 ≤ 3× the floor's p99.
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/concurrency.bench.ts`
- * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION). With CONC_BENCH_CPU_PROF=<dir> (opt-in,
+ * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION; CONC_BENCH_NODE_ARGS: node flags, space-separated,
+ * for both services alike, e.g. `--max-semi-space-size=32`, to try V8 settings). With CONC_BENCH_CPU_PROF=<dir> (opt-in,
  * slows both services down) the floor and the daemon run with `--cpu-prof` and the daemon's worker threads too: one
  * `.cpuprofile` per thread and run under `<dir>/<kind>-<round>/`, written when the service stops (open them in Chrome
  * DevTools or read their self times).
@@ -67,7 +68,7 @@ interface Run extends LoadResult {
 async function runOnce(kind: Kind, round: number, natsUrl: string, load: Omit<LoadChildConfig, 'natsUrl'>, track: (c: BenchChild) => BenchChild, cpuProfDir?: string): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), `baton-conc-${kind}-`));
   const profDir = cpuProfDir === undefined ? undefined : resolve(cpuProfDir, `${kind}-${round + 1}`);
-  const nodeArgs = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  const nodeArgs = [...(process.env.CONC_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`])];
   if (profDir !== undefined) await mkdir(profDir, { recursive: true });
   try {
     const service =
