@@ -112,13 +112,22 @@ grep -q 'Server is ready' "$WORK/nats.log" || fail "nats-server did not start: $
 NATS_URL="nats://127.0.0.1:$NATS_PORT"
 
 # No writer runs in this check (a few messages stay far below the first threshold); the model endpoint is only named.
-# The installed bin itself (what npx runs), so the pid stopped below is the daemon's own.
-(cd "$APP" && OPENAI_BASE_URL=http://127.0.0.1:9/v1 OPENAI_API_KEY=unused exec ./node_modules/.bin/baton up \
+# The installed bin itself (what npx runs), so the pid stopped below is the daemon's own: `exec env …` (bash forks for
+# an `exec` with variable assignments in front), and the bin's shell line execs node in the same process.
+(cd "$APP" && exec env OPENAI_BASE_URL=http://127.0.0.1:9/v1 OPENAI_API_KEY=unused ./node_modules/.bin/baton up \
   --nats "$NATS_URL" --data-dir "$WORK/data" --port 0 --pool-size 1 --log-level warn >"$WORK/baton.out" 2>"$WORK/baton.err") &
 BATON_PID=$!
 for _ in $(seq 1 300); do grep -q 'ready' "$WORK/baton.out" && break; kill -0 "$BATON_PID" 2>/dev/null || break; sleep 0.1; done
 grep -q 'ready' "$WORK/baton.out" || fail "baton up did not get ready: $(cat "$WORK/baton.out" "$WORK/baton.err" | tail -5)"
 echo "pack-install: $(head -1 "$WORK/baton.out")"
+# The launcher's shell line started node with the allocator settings (Linux: the daemon's environment is readable).
+if [ -z "${GLIBC_TUNABLES+set}" ] && [ -r "/proc/$BATON_PID/environ" ]; then
+  daemon_tunables=$(tr '\0' '\n' <"/proc/$BATON_PID/environ" | grep '^GLIBC_TUNABLES=' || true)
+  # glibc parses the variable in place at start-up; some versions leave only its first setting readable here
+  [[ "$daemon_tunables" == GLIBC_TUNABLES=glibc.malloc.arena_max=2* ]] ||
+    fail "the installed baton did not start node with the allocator settings (${daemon_tunables:-no GLIBC_TUNABLES})"
+  echo "pack-install: the daemon runs with the launcher's $daemon_tunables"
+fi
 
 cat >"$APP/use-client.mjs" <<'EOF'
 // A user's script: attaches to the daemon over NATS with the installed @baton/client.
