@@ -24,14 +24,14 @@
  * fails, every append in it rejects and nothing of the batch reaches the in-memory heads (they only advance after
  * a successful commit), so later appends reuse the same sequence numbers without gaps.
  */
-import { asBinary, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
 import { openEnv, type LmdbEventLogOptions } from './lmdb-env.ts';
+import { openDatabases, removeStreamEntries, undoPuts, type LogDatabases, type MsgIdKey } from './lmdb-databases.ts';
 import { StreamCounts } from './stream-counts.ts';
 import { PAST_LAST_SEQ, globalRecords, streamsOf, type RecordKey } from './lmdb-reads.ts';
 import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, encodedBytes, residentFileBytes } from './mapped-pages.ts';
 import {
-  RECORD_PACKR_OPTIONS,
   createRecordPackr,
   encodeInputs,
   toStoredRecord,
@@ -49,8 +49,6 @@ import type {
 
 export type { LmdbEventLogOptions } from './lmdb-env.ts';
 
-type MsgIdKey = [string, string];
-
 interface PendingAppend {
   readonly stream: string;
   readonly inputs: readonly AppendInput[];
@@ -59,7 +57,6 @@ interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
-const ignore = (): void => {};
 /** How often resident file pages are probed besides after commits. */
 const MAPPED_CHECK_MS = 1_000;
 const closeEnv = (env: RootDatabase): Promise<void> => env.close();
@@ -80,10 +77,7 @@ export class LmdbEventLog implements EventLog {
   }
 
   private env: RootDatabase;
-  private records!: Database<unknown, RecordKey>;
-  private msgIds!: Database<number, MsgIdKey>;
-  private keys!: Database<number, MsgIdKey>;
-  private global!: Database<RecordKey, number>;
+  private dbs!: LogDatabases;
   private readonly options: LmdbEventLogOptions;
   private readonly mapped: MappedPages;
   private releases = 0;
@@ -134,13 +128,7 @@ export class LmdbEventLog implements EventLog {
 
   /** Opens the named databases of `env` (at construction and after each reopen). */
   private attach(env: RootDatabase): void {
-    // decode with the same msgpackr (version and options) that encodes in codec.ts; lmdb-js constructs the
-    // `Encoder` class with the msgpackr options found in the database options
-    const recordsOptions = { encoding: 'msgpack' as const, encoder: { Encoder: Packr }, ...RECORD_PACKR_OPTIONS };
-    this.records = env.openDB<unknown, RecordKey>('records', recordsOptions);
-    this.msgIds = env.openDB<number, MsgIdKey>('msgids', { encoding: 'msgpack' });
-    this.keys = env.openDB<number, MsgIdKey>('keys', { encoding: 'msgpack' });
-    this.global = env.openDB<RecordKey, number>('global', { encoding: 'msgpack' });
+    this.dbs = openDatabases(env);
   }
 
   append(stream: string, records: readonly AppendInput[]): Promise<AppendResult[]> {
@@ -166,7 +154,7 @@ export class LmdbEventLog implements EventLog {
     const limit = options.limit;
     if ((to !== undefined && to < from) || (limit !== undefined && limit <= 0)) return [];
     return this.iterate(() =>
-      this.records
+      this.dbs.records
         .getRange({
           start: [stream, from],
           end: [stream, to ?? Number.MAX_SAFE_INTEGER],
@@ -204,12 +192,12 @@ export class LmdbEventLog implements EventLog {
 
   keySeq(stream: string, key: string): number | undefined {
     this.assertOpen();
-    return this.keys.get([stream, key]);
+    return this.dbs.keys.get([stream, key]);
   }
 
   streams(prefix = ''): Iterable<string> {
     this.assertOpen();
-    return this.iterate(() => streamsOf(this.records, prefix));
+    return this.iterate(() => streamsOf(this.dbs.records, prefix));
   }
 
   /**
@@ -248,7 +236,7 @@ export class LmdbEventLog implements EventLog {
     this.assertOpen();
     const limit = options.limit;
     if (limit !== undefined && limit <= 0) return [];
-    return this.iterate(() => globalRecords(this.global, this.records, from, limit));
+    return this.iterate(() => globalRecords(this.dbs.global, this.dbs.records, from, limit));
   }
 
   /**
@@ -261,27 +249,8 @@ export class LmdbEventLog implements EventLog {
     if (this.readOnly) throw new Error('event log: opened read-only');
     validateStream(stream);
     await this.flushed();
-    // Keys first (read transaction), then one write transaction removes them all.
-    const records = [...this.records.getKeys({ start: [stream, 0], end: [stream, PAST_LAST_SEQ] })];
-    const named = (db: Database<number, MsgIdKey>): MsgIdKey[] => {
-      const out: MsgIdKey[] = [];
-      for (const key of db.getKeys({ start: [stream] })) {
-        if (key[0] !== stream) break;
-        out.push(key);
-      }
-      return out;
-    };
-    const msgIds = named(this.msgIds);
-    const keys = named(this.keys);
-    const globals: number[] = [];
-    for (const { key, value } of this.global.getRange()) if (value[0] === stream) globals.push(key);
-    this.env.transactionSync(() => {
-      for (const key of records) this.records.removeSync(key);
-      for (const key of msgIds) this.msgIds.removeSync(key);
-      for (const key of keys) this.keys.removeSync(key);
-      for (const key of globals) this.global.removeSync(key);
-    });
-    if (records.length > 0) this.counts?.removed(stream);
+    const removed = removeStreamEntries(this.env, this.dbs, stream);
+    if (removed > 0) this.counts?.removed(stream);
     this.headCache.set(stream, 0);
   }
 
@@ -315,7 +284,7 @@ export class LmdbEventLog implements EventLog {
 
   /** The stream's last committed seq: its last `records` key, 0 when it has none. */
   private readHead(stream: string): number {
-    for (const key of this.records.getKeys({ start: [stream, PAST_LAST_SEQ], end: [stream, 0], reverse: true, limit: 1 })) {
+    for (const key of this.dbs.records.getKeys({ start: [stream, PAST_LAST_SEQ], end: [stream, 0], reverse: true, limit: 1 })) {
       return key[1];
     }
     return 0;
@@ -447,7 +416,7 @@ export class LmdbEventLog implements EventLog {
           const msgId = (inputs[i] as AppendInput).msgId;
           if (msgId !== undefined) {
             let seen = batchMsgIds.get(stream);
-            const original = seen?.get(msgId) ?? this.msgIds.get([stream, msgId]);
+            const original = seen?.get(msgId) ?? this.dbs.msgIds.get([stream, msgId]);
             if (original !== undefined) {
               out[i] = { seq: original, duplicate: true };
               continue;
@@ -458,7 +427,7 @@ export class LmdbEventLog implements EventLog {
             const msgKey: MsgIdKey = [stream, msgId];
             writtenMsgIds.push(msgKey);
             // not awaited: every put of this synchronous run joins one transaction, whose commit is awaited below
-            void this.msgIds.put(msgKey, head);
+            void this.dbs.msgIds.put(msgKey, head);
           } else {
             head += 1;
           }
@@ -466,13 +435,13 @@ export class LmdbEventLog implements EventLog {
             const lookupKey: MsgIdKey = [stream, lookup];
             writtenKeys.push(lookupKey);
             // not awaited: same transaction as the other puts of this run (see `commit`)
-            void this.keys.put(lookupKey, head);
+            void this.dbs.keys.put(lookupKey, head);
           }
           const key: RecordKey = [stream, head];
           written.push(key);
-          commit = this.records.put(key, asBinary(encoded[i] as Uint8Array));
+          commit = this.dbs.records.put(key, asBinary(encoded[i] as Uint8Array));
           // not awaited: same transaction as the other puts of this run (see `commit`)
-          void this.global.put(++globalSeq, key);
+          void this.dbs.global.put(++globalSeq, key);
           out[i] = { seq: head, duplicate: false };
         }
         results[b] = out;
@@ -481,7 +450,7 @@ export class LmdbEventLog implements EventLog {
     } catch (error) {
       // A synchronous failure after some puts were queued (not expected: inputs are validated and encoded up
       // front): undo them in the same lmdb-js batch so its transaction keeps nothing of this batch.
-      this.compensate(written, [...writtenMsgIds, ...writtenKeys], globalSeq);
+      undoPuts(this.dbs, written, [...writtenMsgIds, ...writtenKeys], this.globalSeq + 1, globalSeq);
       this.rejectAll(batch, error);
       return;
     }
@@ -503,19 +472,6 @@ export class LmdbEventLog implements EventLog {
     for (let b = 0; b < batch.length; b++) (batch[b] as PendingAppend).resolve(results[b] as AppendResult[]);
   }
 
-  private compensate(written: RecordKey[], msgKeys: MsgIdKey[], toGlobal: number): void {
-    try {
-      for (const key of written) void this.records.remove(key).catch(ignore);
-      for (const key of msgKeys) {
-        void this.msgIds.remove(key).catch(ignore);
-        void this.keys.remove(key).catch(ignore);
-      }
-      for (let g = this.globalSeq + 1; g <= toGlobal; g++) void this.global.remove(g).catch(ignore);
-    } catch {
-      // nothing more can be done synchronously; the batch is rejected anyway
-    }
-  }
-
   /**
    * After a failed commit, forgets every cached head and re-reads the global tail from the database. Normally the
    * failed transaction left nothing behind and this restores the pre-batch state; if the failure came after the data
@@ -528,7 +484,7 @@ export class LmdbEventLog implements EventLog {
   }
 
   private readLastGlobalSeq(): number {
-    for (const key of this.global.getKeys({ reverse: true, limit: 1 })) return key;
+    for (const key of this.dbs.global.getKeys({ reverse: true, limit: 1 })) return key;
     return 0;
   }
 

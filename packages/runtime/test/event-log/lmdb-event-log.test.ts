@@ -13,7 +13,7 @@ interface PutLike {
  * rejected commit promise, as lmdb-js does when a transaction aborts.
  */
 function failNextCommit(log: EventLog): void {
-  const internals = log as unknown as Record<'records' | 'msgIds' | 'global', PutLike>;
+  const internals = (log as unknown as { dbs: Record<'records' | 'msgIds' | 'global', PutLike> }).dbs;
   const dbs = [internals.records, internals.msgIds, internals.global];
   const originals = dbs.map((db) => db.put);
   const failed = Promise.reject(new Error('simulated transaction failure'));
