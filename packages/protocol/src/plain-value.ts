@@ -34,8 +34,11 @@ export function toPlain(value: unknown): unknown {
   if (typeof withToJson.toJSON === 'function') return toPlain((withToJson.toJSON as () => unknown).call(value));
   if (Array.isArray(value)) return value.map((item) => toPlain(item) ?? null);
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    const plain = toPlain(item);
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const plain = toPlain(record[key]);
     if (plain === undefined) continue;
     // An own "__proto__" key (JSON.parse makes those) must stay data, not become the copy's prototype.
     if (key === '__proto__') Object.defineProperty(out, key, { value: plain, enumerable: true, writable: true, configurable: true });
@@ -47,9 +50,21 @@ export function toPlain(value: unknown): unknown {
 /**
  * Finds the first value that is not plain data in a decoded MessagePack value: `undefined` (ext 0), a Date (the
  * timestamp ext), the reserved byte 0xc1, or any other class msgpackr decodes an extension into. Returns a short
- * description with its path, or `null` when everything is plain.
+ * description with its path, or `null` when everything is plain. Runs on every request: the walk builds no path and
+ * allocates nothing; the path is traced only for the value it reports.
  */
-export function findNonPlain(value: unknown, path = ''): string | null {
+export function findNonPlain(value: unknown): string | null {
+  const found = nonPlainPath(value);
+  if (found === null) return null;
+  const path = found.slice(1).reverse().join('.');
+  return `${found[0] ?? 'object'} at ${path || 'the top level'}`;
+}
+
+/**
+ * `null` when `value` is plain; else `[description, innermost key, …, outermost key]` of the first value that is not
+ * (keys are collected on the way back out, so only the reported value's path is ever built).
+ */
+function nonPlainPath(value: unknown): string[] | null {
   if (value === null) return null;
   switch (typeof value) {
     case 'string':
@@ -62,24 +77,30 @@ export function findNonPlain(value: unknown, path = ''): string | null {
     case 'undefined':
     case 'function':
     case 'symbol':
-      return `${typeof value} at ${path || 'the top level'}`;
+      return [typeof value];
   }
   if (value instanceof Uint8Array) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNonPlain(value[i], path === '' ? String(i) : `${path}.${i}`);
-      if (found !== null) return found;
+      const found = nonPlainPath(value[i]);
+      if (found !== null) {
+        found.push(String(i));
+        return found;
+      }
     }
     return null;
   }
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) {
-    const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-    return `${name} at ${path || 'the top level'}`;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const found = findNonPlain(item, path === '' ? key : `${path}.${key}`);
-    if (found !== null) return found;
+  if (proto !== Object.prototype && proto !== null) return [(value as { constructor?: { name?: string } }).constructor?.name ?? 'object'];
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const found = nonPlainPath(record[key]);
+    if (found !== null) {
+      found.push(key);
+      return found;
+    }
   }
   return null;
 }

@@ -16,31 +16,40 @@ export interface UnfitValue {
 /**
  * Finds the first value in a decoded request that Baton cannot carry through its log, its workers and a JSON reply:
  * a map or array nested deeper than `maxDepth`, or an integer beyond 2^53 (msgpack decodes one to a bigint, which
- * JSON cannot write and token counting cannot read). Null when there is none. Iterative, so it cannot overflow the
- * stack itself.
+ * JSON cannot write and token counting cannot read). Null when there is none. The walk descends at most `maxDepth`
+ * levels, however deep the value (so it cannot overflow the stack), allocates nothing on the way, and builds the path
+ * of the value it reports only.
  */
 export function findUnfitValue(value: unknown, maxDepth: number = MAX_REQUEST_DEPTH): UnfitValue | null {
-  const stack: Node[] = [{ value, key: '', parent: null, depth: 1 }];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (typeof node.value === 'bigint') return { path: pathOf(node), message: 'integers beyond 2^53 are not supported' };
-    if (typeof node.value !== 'object' || node.value === null || node.value instanceof Uint8Array) continue;
-    if (node.depth > maxDepth) return { path: pathOf(node), message: `nested deeper than ${maxDepth} levels` };
-    const entries = Array.isArray(node.value) ? node.value.entries() : Object.entries(node.value);
-    for (const [key, child] of entries) stack.push({ value: child, key: String(key), parent: node, depth: node.depth + 1 });
+  const found = unfitAt(value, 1, maxDepth);
+  if (found === null) return null;
+  return { path: found.slice(1).reverse().join('.'), message: found[0] ?? '' };
+}
+
+/** `null` when `value` (at `depth`) is fit; else `[message, innermost key, …, outermost key]` of the first unfit value. */
+function unfitAt(value: unknown, depth: number, maxDepth: number): string[] | null {
+  if (typeof value === 'bigint') return ['integers beyond 2^53 are not supported'];
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array) return null;
+  if (depth > maxDepth) return [`nested deeper than ${maxDepth} levels`];
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unfitAt(value[i], depth + 1, maxDepth);
+      if (found !== null) {
+        found.push(String(i));
+        return found;
+      }
+    }
+    return null;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const found = unfitAt(record[key], depth + 1, maxDepth);
+    if (found !== null) {
+      found.push(key);
+      return found;
+    }
   }
   return null;
-}
-
-/** A value on the walk; the path is only built for the one reported. */
-interface Node {
-  readonly value: unknown;
-  readonly key: string;
-  readonly parent: Node | null;
-  readonly depth: number;
-}
-
-function pathOf(node: Node): string {
-  const keys: string[] = [];
-  for (let n: Node | null = node; n !== null && n.parent !== null; n = n.parent) keys.push(n.key);
-  return keys.reverse().join('.');
 }
