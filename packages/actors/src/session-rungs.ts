@@ -19,11 +19,11 @@ interface Reached {
 const NONE: Reached = { rungs: [], viaGate: false };
 
 /** The usage after the appended messages: the newest finished main-slice assistant message with usage sets it. */
-function usageAfter(ctx: SessionContext, main: readonly IndexedMessage[]): Pick<SessionContext, 'tokens' | 'usageRecovered'> {
+function usageAfter(ctx: SessionContext, messages: readonly IndexedMessage[]): Pick<SessionContext, 'tokens' | 'usageRecovered'> {
   let tokens = ctx.tokens;
   let usageRecovered = ctx.usageRecovered;
-  for (const m of main) {
-    if (m.role === 'assistant' && m.finished && m.usageTotal !== null) {
+  for (const m of messages) {
+    if (m.main && m.role === 'assistant' && m.finished && m.usageTotal !== null) {
       tokens = m.usageTotal;
       usageRecovered = false;
     }
@@ -42,29 +42,29 @@ export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, eve
   return { ...ctx, index, tokens, usageRecovered };
 };
 
-function rungsReached(ctx: SessionContext): Reached {
-  const fresh = ctx.input.thresholds.filter((t) => t <= ctx.tokens && !ctx.crossed.includes(t));
+function rungsReached(ctx: SessionContext, tokens: number = ctx.tokens): Reached {
+  const fresh = ctx.input.thresholds.filter((t) => t <= tokens && !ctx.crossed.includes(t));
   if (fresh.length > 0) return { rungs: fresh, viaGate: false };
   const gate = ctx.recoveryGate;
   // The recovery gate re-fires the final rung exactly once.
-  if (gate === null || ctx.tokens < gate) return NONE;
+  if (gate === null || tokens < gate) return NONE;
   return { rungs: [ctx.input.thresholds.at(-1) ?? gate], viaGate: true };
 }
 
 /**
- * Rungs that fire now. Rungs are only consumed when a writer could run: disabled switches, a drain and a busy writer
- * leave them armed, and a usage already recovered by a rebuild fires nothing (reference §9.6).
+ * Rungs that fire now, at the context's usage or at `usage` (what appended messages make it). Rungs are only consumed
+ * when a writer could run: disabled switches, a drain and a busy writer leave them armed, and a usage already
+ * recovered by a rebuild fires nothing.
  */
-function dueRungs(ctx: SessionContext): Reached {
-  const canFire = ctx.input.checkpointEnabled && !ctx.input.memoryWriteDisabled && !ctx.draining && !ctx.usageRecovered && ctx.writer === null;
-  return canFire ? rungsReached(ctx) : NONE;
+function dueRungs(ctx: SessionContext, usage: Pick<SessionContext, 'tokens' | 'usageRecovered'> = ctx): Reached {
+  const canFire = ctx.input.checkpointEnabled && !ctx.input.memoryWriteDisabled && !ctx.draining && !usage.usageRecovered && ctx.writer === null;
+  return canFire ? rungsReached(ctx, usage.tokens) : NONE;
 }
 
 const indexed = (ctx: SessionContext, event: Events<'messages.appended'>): SessionContext => indexMessages(ctx, event, () => {}, undefined);
 
 /** Rungs due after the appended messages. Rungs depend on the usage only: the index is left as it is. */
-const dueAfter = (ctx: SessionContext, event: Events<'messages.appended'>): Reached =>
-  dueRungs({ ...ctx, ...usageAfter(ctx, event.messages.filter((m) => m.main)) });
+const dueAfter = (ctx: SessionContext, event: Events<'messages.appended'>): Reached => dueRungs(ctx, usageAfter(ctx, event.messages));
 
 /** Guard: the appended messages make at least one rung fire. */
 export function reachesRung(ctx: SessionContext, event: Events<'messages.appended'>): boolean {

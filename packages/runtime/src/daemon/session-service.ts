@@ -180,6 +180,16 @@ export class SessionService {
     this.#o.pool.release(sessionId);
   }
 
+  /**
+   * The session when it is in memory and held by this daemon (marked as used), else undefined: the common case of a
+   * request, answered without an await (`#load` covers the rest, errors included).
+   */
+  #resident(sessionId: string): LoadedSession | undefined {
+    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) return undefined;
+    const existing = this.#sessions.get(sessionId);
+    return existing === undefined ? undefined : this.#sessions.touch(existing);
+  }
+
   /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
     if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
@@ -264,7 +274,7 @@ export class SessionService {
 
   async append(sessionId: string, messages: readonly Message[]): Promise<Body<AppendReply>> {
     return await this.#queue.runAppend(sessionId, async (logged) => {
-      const session = await this.#load(sessionId);
+      const session = this.#resident(sessionId) ?? (await this.#load(sessionId));
       this.#requireOpen(session);
       checkMessageForms(messages, session.api);
       const stream = sessionStream(sessionId);
