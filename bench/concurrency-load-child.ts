@@ -1,8 +1,9 @@
 /**
  * The load generator of the `concurrency` section, in its own process (so it shares no event loop with the service
  * under test): one NATS connection, the real `BatonClient`, `sessions` sessions opened with checkpoints disabled,
- * each appending one message per request, the next as soon as the reply is back, `perSession` times. Sends `start`
- * when the measured run (after a warm-up) begins, then `result`: appends, elapsed seconds and latency quantiles (µs).
+ * each appending one message per request, the next as soon as the reply is back. First a warm-up of `warmupSeconds`
+ * (the same load, unmeasured), then the measured run of `perSession` appends per session. Sends `start` when the
+ * measured run begins, then `result`: appends, elapsed seconds and latency quantiles (µs), and what the warm-up did.
  */
 import { BatonClient, NatsTransport } from '@baton/client';
 import { encodeRequest } from '@baton/protocol';
@@ -13,7 +14,8 @@ export interface LoadChildConfig {
   readonly natsUrl: string;
   readonly sessions: number;
   readonly perSession: number;
-  readonly warmupPerSession: number;
+  /** Seconds of the same load before the measured run: lets V8 compile the hot code of every thread first. */
+  readonly warmupSeconds: number;
   /** Characters of message content (about 100 bytes less than the msgpack request). */
   readonly contentBytes: number;
 }
@@ -30,6 +32,9 @@ export interface LoadResult {
   readonly mean: number;
   /** Mean msgpack request size in bytes. */
   readonly requestBytes: number;
+  /** Appends during the warm-up, and its length in seconds. */
+  readonly warmupAppends: number;
+  readonly warmupSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -43,17 +48,24 @@ async function main(): Promise<void> {
   }
   // Messages are built before the clock starts, so the client loop only sends and waits.
   const build = (phase: string, count: number) => sessions.map((_, s) => Array.from({ length: count }, (_, i) => chatMessage(`${phase}${s}`, i, config.contentBytes)));
-  const warm = build('w', config.warmupPerSession);
   const measured = build('m', config.perSession);
   let requestBytes = 0;
   for (const m of measured[0] ?? []) requestBytes += encodeRequest({ messages: [m] }, client.encoding).byteLength;
   requestBytes /= Math.max(1, config.perSession);
 
+  // Warm-up messages are built as they go (the warm-up is not measured): as many as the time allows.
+  const warmStart = process.hrtime.bigint();
+  const warmEnd = warmStart + BigInt(Math.round(config.warmupSeconds * 1e9));
+  let warmupAppends = 0;
   await Promise.all(
     sessions.map(async (sid, s) => {
-      for (const m of warm[s] ?? []) await client.append(sid, [m]);
+      for (let i = 0; process.hrtime.bigint() < warmEnd; i++) {
+        await client.append(sid, [chatMessage(`w${s}`, i, config.contentBytes)]);
+        warmupAppends++;
+      }
     }),
   );
+  const warmupSeconds = Number(process.hrtime.bigint() - warmStart) / 1e9;
 
   const latencies = new Float64Array(config.sessions * config.perSession);
   let n = 0;
@@ -85,6 +97,8 @@ async function main(): Promise<void> {
     max: latencies[latencies.length - 1] ?? Number.NaN,
     mean: sum / Math.max(1, n),
     requestBytes,
+    warmupAppends,
+    warmupSeconds,
   };
   await transport.close();
   await sendToParent({ type: 'result', ...result });

@@ -15,7 +15,7 @@
  * ≥ 0.5× the floor's, p99 ≤ 3× the floor's p99.
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/concurrency.bench.ts`
- * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION; CONC_BENCH_NODE_ARGS: node flags, space-separated,
+ * (env: CONC_BENCH_ROUNDS, CONC_BENCH_SESSIONS, CONC_BENCH_PER_SESSION, CONC_BENCH_WARMUP_SECONDS; CONC_BENCH_NODE_ARGS: node flags, space-separated,
  * for both services alike, e.g. `--max-semi-space-size=32`, to try V8 settings). With CONC_BENCH_CPU_PROF=<dir> (opt-in,
  * slows both services down) the floor and the daemon run with `--cpu-prof` and the daemon's worker threads too: one
  * `.cpuprofile` per thread and run under `<dir>/<kind>-<round>/`, written when the service stops (open them in Chrome
@@ -41,8 +41,12 @@ export interface ConcurrencyBenchOptions {
   readonly sessions?: number;
   /** Measured appends per session and run (default 200). */
   readonly perSession?: number;
-  /** Warm-up appends per session before the measured run (default 10). */
-  readonly warmupPerSession?: number;
+  /**
+   * Seconds of the same load before each measured run (default 10). The daemon runs three V8 isolates (main thread
+   * and two actor hosts) whose hot code TurboFan compiles on the same two cores for several seconds: measured any
+   * sooner, a run times that start-up compilation, not the service. The warm-up's own throughput is reported too.
+   */
+  readonly warmupSeconds?: number;
   /** Message content characters (default 1400: a ~1.5 KB msgpack request). */
   readonly contentBytes?: number;
   /** Profile every thread of both services into `<cpuProfDir>/<kind>-<round>/` (see above). */
@@ -124,7 +128,7 @@ export async function benchConcurrency(options: ConcurrencyBenchOptions = {}): P
   const load: Omit<LoadChildConfig, 'natsUrl'> = {
     sessions: options.sessions ?? 100,
     perSession: options.perSession ?? 200,
-    warmupPerSession: options.warmupPerSession ?? 10,
+    warmupSeconds: options.warmupSeconds ?? 10,
     contentBytes: options.contentBytes ?? 1400,
   };
   const server = await startNatsServer();
@@ -163,7 +167,7 @@ function rowsOf(runs: readonly Run[], rounds: number, load: Omit<LoadChildConfig
   const appends = load.sessions * load.perSession;
   const requestBytes = Math.round(med(baton, (r) => r.requestBytes));
   rows.push(
-    { name: 'floor throughput (median)', value: Math.round(med(floor, (r) => r.throughput)), unit: 'appends/s', note: `${rounds} runs of ${load.sessions} sessions × ${load.perSession} appends (${appends}), ${requestBytes} B msgpack requests` },
+    { name: 'floor throughput (median)', value: Math.round(med(floor, (r) => r.throughput)), unit: 'appends/s', note: `${rounds} runs of ${load.sessions} sessions × ${load.perSession} appends (${appends}) after ${load.warmupSeconds} s of warm-up, ${requestBytes} B msgpack requests` },
     { name: 'floor latency p50', value: round2(med(floor, (r) => r.p50) / 1000), unit: 'ms' },
     { name: 'floor latency p99', value: round2(med(floor, (r) => r.p99) / 1000), unit: 'ms' },
     { name: 'Baton throughput (median)', value: Math.round(med(baton, (r) => r.throughput)), unit: 'appends/s', note: 'daemon pool 2, LMDB log, checkpoints off' },
@@ -172,6 +176,12 @@ function rowsOf(runs: readonly Run[], rounds: number, load: Omit<LoadChildConfig
     { name: 'Baton latency p99.9', value: round2(med(baton, (r) => r.p999) / 1000), unit: 'ms' },
     { name: CONCURRENCY_ROWS.throughputRatio, value: round2(ratio((r) => r.throughput)), unit: '×', note: 'median of per-round ratios; target ≥ 0.5' },
     { name: 'p50 ratio Baton/floor', value: round2(ratio((r) => r.p50)), unit: '×' },
+    {
+      name: 'warm-up throughput ratio',
+      value: round2(ratio((r) => r.warmupAppends / r.warmupSeconds)),
+      unit: '×',
+      note: `the ${load.warmupSeconds} s before each measured run, V8 still compiling (Baton ${Math.round(med(baton, (r) => r.warmupAppends / r.warmupSeconds))}/s, floor ${Math.round(med(floor, (r) => r.warmupAppends / r.warmupSeconds))}/s)`,
+    },
     { name: CONCURRENCY_ROWS.p99Ratio, value: round2(ratio((r) => r.p99)), unit: '×', note: 'median of per-round ratios; target ≤ 3' },
     {
       name: 'floor CPU per append',
@@ -207,6 +217,7 @@ if (invokedPath !== undefined && import.meta.url === pathToFileURL(invokedPath).
   const rounds = envNumber('CONC_BENCH_ROUNDS');
   const sessions = envNumber('CONC_BENCH_SESSIONS');
   const perSession = envNumber('CONC_BENCH_PER_SESSION');
+  const warmupSeconds = envNumber('CONC_BENCH_WARMUP_SECONDS');
   const cpuProfDir = process.env['CONC_BENCH_CPU_PROF'];
   const started = performance.now();
   const section = await benchConcurrency({
@@ -214,6 +225,7 @@ if (invokedPath !== undefined && import.meta.url === pathToFileURL(invokedPath).
     ...(rounds === undefined ? {} : { rounds }),
     ...(sessions === undefined ? {} : { sessions }),
     ...(perSession === undefined ? {} : { perSession }),
+    ...(warmupSeconds === undefined ? {} : { warmupSeconds }),
   });
   printStandalone(section, (performance.now() - started) / 1000);
 }
