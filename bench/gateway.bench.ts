@@ -15,7 +15,9 @@
  *    back on its session (blocks through the gateway and direct in turn), where a call waits in the gateway for the
  *    previous call of its session to be recorded.
  * 2. Throughput: non-streamed calls, many sessions, a fixed number of calls in flight; rounds alternate direct and
- *    gateway (ABBA order), each target on its own copy of the same conversations. Median requests/s and ratio.
+ *    gateway (ABBA order), each target on its own copy of the same conversations, after warm-up rounds of both (on
+ *    sessions of their own) for 10 s and one round that opens the measured sessions (V8 compiles the hot code of the gateway, the daemon and its two workers for several seconds on the two
+ *    cores; rounds measured sooner time that). Median requests/s and ratio.
  * 3. Overflow rewrite: sessions on a 77 000-token window (usable 25 000) run through the gateway until the next call
  *    would reach the usable window; threshold writers (extractive loopback writer) commit checkpoints meanwhile, each
  *    call waiting for the writer the one before started (so no rung is left armed to start a writer on the overflowing
@@ -28,7 +30,7 @@
  * No timed assertions: the figures are printed, `gatewayTargets` compares them to the issue's targets.
  *
  * Standalone: `npx tsx --conditions=@baton/source bench/gateway.bench.ts`
- * (env: GATEWAY_BENCH_OVERFLOW_SESSIONS, default 100).
+ * (env: GATEWAY_BENCH_OVERFLOW_SESSIONS, default 100; GATEWAY_BENCH_WARMUP_SECONDS, default 10).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -55,6 +57,8 @@ export interface GatewayBenchOptions {
   readonly concurrency?: number;
   readonly callsPerSession?: number;
   readonly throughputRounds?: number;
+  /** Throughput: seconds of warm-up rounds (direct and gateway in turn) before the measured ones (default 10). */
+  readonly throughputWarmupSeconds?: number;
   /** Overflow: measured sessions (after 3 warm-up ones). */
   readonly overflowSessions?: number;
 }
@@ -90,6 +94,7 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
   const concurrency = options.concurrency ?? 16;
   const callsPerSession = options.callsPerSession ?? 6;
   const tpRounds = options.throughputRounds ?? 4;
+  const tpWarmupSeconds = options.throughputWarmupSeconds ?? Number(process.env['GATEWAY_BENCH_WARMUP_SECONDS'] ?? 10);
   const overflowSessions = options.overflowSessions ?? Number(process.env['GATEWAY_BENCH_OVERFLOW_SESSIONS'] ?? 100);
 
   const loadStart = loadavg()[0] ?? Number.NaN;
@@ -207,9 +212,9 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
       // CPU time (ms) of each process over the measured rounds, per target.
       const tpCpu = { gateway: { self: 0, upstream: 0, agents: 0 }, direct: { self: 0, upstream: 0, agents: 0 } };
       let measuring = false;
-      const tp = async (target: 'gateway' | 'direct'): Promise<ThroughputResult> => {
+      const tp = async (target: 'gateway' | 'direct', sessions: readonly string[] = tpIds): Promise<ThroughputResult> => {
         const before = [cpuOf(process.pid), cpuOf(upstream.pid), cpuOf(agent.pid)] as const;
-        const result = await ask<ThroughputResult>(agent, { type: 'throughput', target, sessions: tpIds, callsPerSession, concurrency, model: LARGE_MODEL, fileBytes: FILE_BYTES });
+        const result = await ask<ThroughputResult>(agent, { type: 'throughput', target, sessions, callsPerSession, concurrency, model: LARGE_MODEL, fileBytes: FILE_BYTES });
         if (measuring) {
           tpCpu[target].self += minus(cpuOf(process.pid), before[0]).total;
           tpCpu[target].upstream += minus(cpuOf(upstream.pid), before[1]).total;
@@ -217,9 +222,20 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
         }
         return result;
       };
-      // Warm-up round: opens the gateway's sessions, warms both paths.
+      // Warm-up rounds: both paths, in turn, for `tpWarmupSeconds` at least, so the measured rounds do not time V8 still
+      // compiling the hot code of the gateway, the daemon and its pool. On sessions of their own, so the measured
+      // conversations start as long as they would without a warm-up; then one round opens the measured sessions.
+      const warmupIds = tpIds.map((id) => `${id}-warm-up`);
+      const warmupStart = performance.now();
+      let warmupRounds = 0;
+      do {
+        await tp('direct', warmupIds);
+        await tp('gateway', warmupIds);
+        warmupRounds++;
+      } while (performance.now() - warmupStart < tpWarmupSeconds * 1000);
       await tp('direct');
       await tp('gateway');
+      const warmupSeconds = (performance.now() - warmupStart) / 1000;
       measuring = true;
       const perRound: { gateway: ThroughputResult; direct: ThroughputResult }[] = [];
       for (let r = 0; r < tpRounds; r++) {
@@ -238,7 +254,7 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
         name: 'throughput direct',
         value: Math.round(dRate),
         unit: 'req/s',
-        note: `non-streamed; ${concurrency} in flight over ${tpSessions} sessions, ${requestsPerRound} calls per round; median of ${tpRounds} rounds; call p50 ${ms(median(perRound.map((r) => r.direct.p50)))} ms`,
+        note: `non-streamed; ${concurrency} in flight over ${tpSessions} sessions, ${requestsPerRound} calls per round; median of ${tpRounds} rounds after ${warmupRounds} warm-up rounds (${round1(warmupSeconds)} s); call p50 ${ms(median(perRound.map((r) => r.direct.p50)))} ms`,
       });
       rows.push({
         name: 'throughput through the gateway',
