@@ -26,7 +26,7 @@ import {
   announceCrossedRungs,
   canStartRungWriter,
   firstDueRung,
-  indexMessages,
+  indexedFields,
   markRungsCrossed,
   reachesRung,
   reachesSeveralRungs,
@@ -170,7 +170,12 @@ export const sessionMachine = setup({
       return { tasks: event.tasks };
     }),
     // slot
-    indexMessages: actOn(['messages.appended'], indexMessages),
+    // Every append runs it: a plain assign of the fields it changes (it emits no effect), which spares the effect
+    // machinery of `act` and a second copy of the whole context.
+    indexMessages: assign(({ context, event }) => {
+      expectEvent(event, ['messages.appended']);
+      return indexedFields(context, event);
+    }),
     announceCrossedRungs: act(announceCrossedRungs),
     markRungsCrossed: act(markRungsCrossed),
     startWriter: act(startWriter),

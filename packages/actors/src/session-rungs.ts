@@ -31,16 +31,22 @@ function usageAfter(ctx: SessionContext, messages: readonly IndexedMessage[]): P
   return { tokens, usageRecovered };
 }
 
-/** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */
-export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, event) => {
+/**
+ * The fields adding the main-slice messages changes: the index, and the tokens (the newest finished assistant message
+ * with usage sets them).
+ */
+export function indexedFields(ctx: SessionContext, event: Events<'messages.appended'>): Pick<SessionContext, 'index' | 'tokens' | 'usageRecovered'> {
   const main = event.messages.filter((m) => m.main);
   const index = appendToIndex(
     ctx.index,
     main.map(({ id, role, tokens, textual, finished, toolCallIds }) => ({ id, role, tokens, textual, finished, toolCallIds })),
   );
   const { tokens, usageRecovered } = usageAfter(ctx, main);
-  return { ...ctx, index, tokens, usageRecovered };
-};
+  return { index, tokens, usageRecovered };
+}
+
+/** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */
+export const indexMessages: SessionStep<Events<'messages.appended'>> = (ctx, event) => ({ ...ctx, ...indexedFields(ctx, event) });
 
 function rungsReached(ctx: SessionContext, tokens: number = ctx.tokens): Reached {
   const fresh = ctx.input.thresholds.filter((t) => t <= tokens && !ctx.crossed.includes(t));
