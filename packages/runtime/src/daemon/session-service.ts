@@ -180,10 +180,7 @@ export class SessionService {
     this.#o.pool.release(sessionId);
   }
 
-  /**
-   * The session when it is in memory and held by this daemon (marked as used), else undefined: the common case of a
-   * request, answered without an await (`#load` covers the rest, errors included).
-   */
+  /** The session if in memory and held here (marked as used): a request's common case, without an await. */
   #resident(sessionId: string): LoadedSession | undefined {
     if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) return undefined;
     const existing = this.#sessions.get(sessionId);
@@ -192,11 +189,11 @@ export class SessionService {
 
   /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
   async #load(sessionId: string): Promise<LoadedSession> {
+    const resident = this.#resident(sessionId);
+    if (resident !== undefined) return resident;
     if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
       throw new ProtocolError('unavailable', `session ${sessionId} is not held by this daemon; open it again`, { reason: 'moved' });
     }
-    const existing = this.#sessions.get(sessionId);
-    if (existing !== undefined) return this.#sessions.touch(existing);
     const quarantined = this.#quarantined.get(sessionId);
     if (quarantined !== undefined) throw quarantined;
     const { load, reply } = await loadActor(this.#loadDeps, sessionId);
