@@ -1,5 +1,6 @@
-import type { Encoding, ProtocolError, ProviderApi } from '@baton/protocol';
-import type { SessionSummary } from '../host/worker-messages.ts';
+import { DEFAULT_PROVIDER_API, type Encoding, type ProtocolError, type ProviderApi } from '@baton/protocol';
+import type { FoldReply, SessionSummary } from '../host/worker-messages.ts';
+import type { SessionLoad } from './session-load.ts';
 
 /** What the main thread keeps of a resident session: how to answer it. Its state lives in its actor, in a worker. */
 export interface LoadedSession {
@@ -24,4 +25,25 @@ export function answerWaiting(session: LoadedSession, requestId: string, body: R
   const resolve = session.replies.get(requestId);
   session.replies.delete(requestId);
   resolve?.(body);
+}
+
+/** The main thread's record of a session just loaded from `load`, whose actor first answered `reply`. */
+export function newLoadedSession(sessionId: string, load: SessionLoad, reply: FoldReply, now: number): LoadedSession {
+  return {
+    sessionId,
+    projectId: load.setup.projectId,
+    encoding: load.encoding,
+    api: load.setup.api ?? DEFAULT_PROVIDER_API,
+    thresholds: load.setup.input.thresholds,
+    summary: reply.summary,
+    replies: new Map(),
+    sinceSnapshot: load.records.length,
+    lastUsedAt: now,
+  };
+}
+
+/** Answers every request the session waits for with `error` (the session is leaving this daemon). */
+export function failAllWaiting(session: LoadedSession, error: ProtocolError): void {
+  for (const resolve of session.replies.values()) resolve(error);
+  session.replies.clear();
 }

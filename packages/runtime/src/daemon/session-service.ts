@@ -18,7 +18,6 @@ import {
   type Encoding,
   type MemoryPaths,
   type Message,
-  DEFAULT_PROVIDER_API,
   type OpenReply,
   type OpenRequest,
   type PublishedEventBody,
@@ -31,7 +30,7 @@ import {
 import { firstDifference } from '../replay/plain-diff.ts';
 import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
 import { CommitVersions } from './commit-versions.ts';
-import type { LoadedSession } from './loaded-session.ts';
+import { failAllWaiting, newLoadedSession, type LoadedSession } from './loaded-session.ts';
 import { runMainEffect, type MainEffectDeps } from './main-effects.ts';
 import { ResidentSessions, type Residency, DEFAULT_RESIDENCY } from './resident-sessions.ts';
 import { statusReplyOf } from './status-reply.ts';
@@ -197,17 +196,7 @@ export class SessionService {
     const quarantined = this.#quarantined.get(sessionId);
     if (quarantined !== undefined) throw quarantined;
     const { load, reply } = await loadActor(this.#loadDeps, sessionId);
-    const session: LoadedSession = {
-      sessionId,
-      projectId: load.setup.projectId,
-      encoding: load.encoding,
-      api: load.setup.api ?? DEFAULT_PROVIDER_API,
-      thresholds: load.setup.input.thresholds,
-      summary: reply.summary,
-      replies: new Map(),
-      sinceSnapshot: load.records.length,
-      lastUsedAt: this.#o.clock.now(),
-    };
+    const session = newLoadedSession(sessionId, load, reply, this.#o.clock.now());
     this.#sessions.add(session);
     for (const step of RESTART_STEPS) {
       const input = step(session.summary, this.#draining);
@@ -489,8 +478,7 @@ export class SessionService {
     if (session === undefined) return;
     this.#sessions.delete(sessionId);
     const moved = new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
-    for (const resolve of session.replies.values()) resolve(moved);
-    session.replies.clear();
+    failAllWaiting(session, moved);
     const writerId = session.summary.writerId;
     const pool = this.#o.pool;
     void (async () => {
