@@ -11,9 +11,10 @@
  *   back to back (the next as soon as the reply is in, as an agent whose tools take no time), through the gateway
  *   and directly in turn (which block goes first alternates), each path on its own copy of the conversation;
  *   non-streamed. Answers every call's timings with its position in its block.
- * - `throughput { target, sessions, callsPerSession, concurrency, model, fileBytes }`: `concurrency` lanes, each
- *   running its share of the sessions round-robin, one call in flight per lane; non-streamed. Each target keeps its
- *   own copy of every conversation, so both see the same bodies when they run the same rounds.
+ * - `throughput { target, sessions, callsPerSession, concurrency, model, fileBytes, tools }`: `concurrency` lanes, each
+ *   running its share of the sessions round-robin, one call in flight per lane; non-streamed. Each target (and each
+ *   kind of call: with tools, or without them, which the gateway only relays) keeps its own copy of every
+ *   conversation, so all see the same bodies when they run the same rounds.
  * - `fill-step { sid, model, fileBytes, usableWindow }`: the session's next call through the gateway unless it could
  *   reach the usable window (by the gateway's own estimate, with a margin), answered as `fill-step:<sid>` (so the
  *   parent can step several sessions at once) with `called: false` once the session is full. The parent sends the
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
     return samples;
   }
 
-  async function throughput(target: CallPath, sessions: readonly string[], callsPerSession: number, concurrency: number, model: string, fileBytes: number): Promise<ThroughputResult> {
+  async function throughput(target: CallPath, sessions: readonly string[], callsPerSession: number, concurrency: number, model: string, fileBytes: number, tools: boolean): Promise<ThroughputResult> {
     const totals: number[] = [];
     const lanes = Array.from({ length: concurrency }, (_, lane) => sessions.filter((_, s) => s % concurrency === lane));
     const start = performance.now();
@@ -144,8 +145,8 @@ async function main(): Promise<void> {
       lanes.map(async (mine) => {
         for (let i = 0; i < callsPerSession; i++) {
           for (const sid of mine) {
-            const c = conversation(`${target}:${sid}`, sid, fileBytes);
-            const call = await timedChatCall(url(target, sid), c.body(model, false), headersOf(sid));
+            const c = conversation(`${target}${tools ? '' : '-relayed'}:${sid}`, sid, fileBytes);
+            const call = await timedChatCall(url(target, sid), c.body(model, false, tools), headersOf(sid));
             totals.push(call.total);
             c.reply(parseChatReply(call.text, false));
           }
@@ -216,7 +217,7 @@ async function main(): Promise<void> {
         void answer(sequential(list('sessions'), n('blocks'), n('callsPerBlock'), s('model'), n('fileBytes')).then((samples) => ({ samples })));
         break;
       case 'throughput':
-        void answer(throughput(s('target') as CallPath, list('sessions'), n('callsPerSession'), n('concurrency'), s('model'), n('fileBytes')).then((r) => ({ ...r })));
+        void answer(throughput(s('target') as CallPath, list('sessions'), n('callsPerSession'), n('concurrency'), s('model'), n('fileBytes'), m['tools'] !== false).then((r) => ({ ...r })));
         break;
       case 'fill-step':
         // Answered under a type of its own per session: the parent steps several sessions at once.

@@ -17,7 +17,8 @@
  * 2. Throughput: non-streamed calls, many sessions, a fixed number of calls in flight; rounds alternate direct and
  *    gateway (ABBA order), each target on its own copy of the same conversations, after warm-up rounds of both (on
  *    sessions of their own) for 10 s and one round that opens the measured sessions (V8 compiles the hot code of the gateway, the daemon and its two workers for several seconds on the two
- *    cores; rounds measured sooner time that). Median requests/s and ratio.
+ *    cores; rounds measured sooner time that). Median requests/s and ratio. The same rounds run with calls without
+ *    tools, which the gateway forwards without recording: that ratio is what relaying alone costs on these cores.
  * 3. Overflow rewrite: sessions on a 77 000-token window (usable 25 000) run through the gateway until the next call
  *    would reach the usable window; threshold writers (extractive loopback writer) commit checkpoints meanwhile, each
  *    call waiting for the writer the one before started (so no rung is left armed to start a writer on the overflowing
@@ -209,18 +210,30 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
 
       // ---- 2. throughput, rounds alternating direct / gateway
       const tpIds = Array.from({ length: tpSessions }, (_, i) => `tp-${i}`);
-      // CPU time (ms) of each process over the measured rounds, per target.
-      const tpCpu = { gateway: { self: 0, upstream: 0, agents: 0 }, direct: { self: 0, upstream: 0, agents: 0 } };
+      // CPU time (ms) of each process over the measured rounds, per target and kind of call (recorded: with tools;
+      // relayed only: without them, which the gateway forwards without recording — what a bare relay costs here).
+      type Kind = 'recorded' | 'relayed';
+      const zeroCpu = () => ({ self: 0, upstream: 0, agents: 0 });
+      const tpCpu = { recorded: { gateway: zeroCpu(), direct: zeroCpu() }, relayed: { gateway: zeroCpu(), direct: zeroCpu() } };
       let measuring = false;
-      const tp = async (target: 'gateway' | 'direct', sessions: readonly string[] = tpIds): Promise<ThroughputResult> => {
+      const tp = async (target: 'gateway' | 'direct', kind: Kind, sessions: readonly string[] = tpIds): Promise<ThroughputResult> => {
         const before = [cpuOf(process.pid), cpuOf(upstream.pid), cpuOf(agent.pid)] as const;
-        const result = await ask<ThroughputResult>(agent, { type: 'throughput', target, sessions, callsPerSession, concurrency, model: LARGE_MODEL, fileBytes: FILE_BYTES });
+        const tools = kind === 'recorded';
+        const result = await ask<ThroughputResult>(agent, { type: 'throughput', target, sessions, callsPerSession, concurrency, model: LARGE_MODEL, fileBytes: FILE_BYTES, tools });
         if (measuring) {
-          tpCpu[target].self += minus(cpuOf(process.pid), before[0]).total;
-          tpCpu[target].upstream += minus(cpuOf(upstream.pid), before[1]).total;
-          tpCpu[target].agents += minus(cpuOf(agent.pid), before[2]).total;
+          const cpu = tpCpu[kind][target];
+          cpu.self += minus(cpuOf(process.pid), before[0]).total;
+          cpu.upstream += minus(cpuOf(upstream.pid), before[1]).total;
+          cpu.agents += minus(cpuOf(agent.pid), before[2]).total;
         }
         return result;
+      };
+      // A pair of rounds, direct and through the gateway: ABBA, direct first in rounds 0 and 3, gateway first in 1 and 2.
+      const pair = async (r: number, kind: Kind, sessions?: readonly string[]): Promise<{ gateway: ThroughputResult; direct: ThroughputResult }> => {
+        const directFirst = r % 4 === 0 || r % 4 === 3;
+        const first = await tp(directFirst ? 'direct' : 'gateway', kind, sessions);
+        const second = await tp(directFirst ? 'gateway' : 'direct', kind, sessions);
+        return directFirst ? { direct: first, gateway: second } : { gateway: first, direct: second };
       };
       // Warm-up rounds: both paths, in turn, for `tpWarmupSeconds` at least, so the measured rounds do not time V8 still
       // compiling the hot code of the gateway, the daemon and its pool. On sessions of their own, so the measured
@@ -229,26 +242,31 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
       const warmupStart = performance.now();
       let warmupRounds = 0;
       do {
-        await tp('direct', warmupIds);
-        await tp('gateway', warmupIds);
+        await pair(warmupRounds, 'recorded', warmupIds);
+        await pair(warmupRounds, 'relayed', warmupIds);
         warmupRounds++;
       } while (performance.now() - warmupStart < tpWarmupSeconds * 1000);
-      await tp('direct');
-      await tp('gateway');
+      await pair(0, 'recorded');
+      await pair(0, 'relayed');
       const warmupSeconds = (performance.now() - warmupStart) / 1000;
       measuring = true;
       const perRound: { gateway: ThroughputResult; direct: ThroughputResult }[] = [];
+      const relayedRounds: { gateway: ThroughputResult; direct: ThroughputResult }[] = [];
       for (let r = 0; r < tpRounds; r++) {
-        // ABBA: direct first in rounds 0 and 3, gateway first in rounds 1 and 2, and so on.
-        const directFirst = r % 4 === 0 || r % 4 === 3;
-        const first = await tp(directFirst ? 'direct' : 'gateway');
-        const second = await tp(directFirst ? 'gateway' : 'direct');
-        perRound.push(directFirst ? { direct: first, gateway: second } : { gateway: first, direct: second });
+        // The two kinds take turns going first too.
+        if (r % 2 === 0) {
+          perRound.push(await pair(r, 'recorded'));
+          relayedRounds.push(await pair(r, 'relayed'));
+        } else {
+          relayedRounds.push(await pair(r, 'relayed'));
+          perRound.push(await pair(r, 'recorded'));
+        }
       }
       const rate = (r: ThroughputResult): number => r.requests / r.seconds;
       const gRate = median(perRound.map((r) => rate(r.gateway)));
       const dRate = median(perRound.map((r) => rate(r.direct)));
       const perRoundRatios = perRound.map((r) => rate(r.gateway) / rate(r.direct));
+      const relayedRatios = relayedRounds.map((r) => rate(r.gateway) / rate(r.direct));
       const requestsPerRound = perRound[0]?.gateway.requests ?? 0;
       rows.push({
         name: 'throughput direct',
@@ -268,19 +286,33 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
         unit: '×',
         note: `median of per-round ratios (${perRoundRatios.map((x) => round2(x)).join(', ')}); target ≥ 0.8`,
       });
+      rows.push({
+        name: 'throughput ratio, relayed only (not recorded)',
+        value: round2(median(relayedRatios)),
+        unit: '×',
+        note: `the same calls without tools, which the gateway forwards without recording (gateway ${Math.round(median(relayedRounds.map((r) => rate(r.gateway))))} req/s, direct ${Math.round(median(relayedRounds.map((r) => rate(r.direct))))}; per round ${relayedRatios.map((x) => round2(x)).join(', ')}): what relaying alone costs on these cores`,
+      });
       const tpCalls = requestsPerRound * tpRounds;
       const perCall = (x: number): number => ms(x / tpCalls);
+      const tpRecorded = tpCpu.recorded;
+      const tpRelayed = tpCpu.relayed;
       rows.push({
         name: 'CPU per call through the gateway: gateway process',
-        value: perCall(tpCpu.gateway.self),
+        value: perCall(tpRecorded.gateway.self),
         unit: 'ms',
-        note: `loopback ${perCall(tpCpu.gateway.upstream)} ms, agents ${perCall(tpCpu.gateway.agents)} ms (all on ${cpus().length} cores)`,
+        note: `loopback ${perCall(tpRecorded.gateway.upstream)} ms, agents ${perCall(tpRecorded.gateway.agents)} ms (all on ${cpus().length} cores)`,
       });
       rows.push({
         name: 'CPU per direct call: loopback',
-        value: perCall(tpCpu.direct.upstream),
+        value: perCall(tpRecorded.direct.upstream),
         unit: 'ms',
-        note: `agents ${perCall(tpCpu.direct.agents)} ms, gateway process ${perCall(tpCpu.direct.self)} ms (idle)`,
+        note: `agents ${perCall(tpRecorded.direct.agents)} ms, gateway process ${perCall(tpRecorded.direct.self)} ms (idle)`,
+      });
+      rows.push({
+        name: 'CPU per relayed call: gateway process',
+        value: perCall(tpRelayed.gateway.self),
+        unit: 'ms',
+        note: `loopback ${perCall(tpRelayed.gateway.upstream)} ms, agents ${perCall(tpRelayed.gateway.agents)} ms; direct: loopback ${perCall(tpRelayed.direct.upstream)} ms, agents ${perCall(tpRelayed.direct.agents)} ms`,
       });
 
       // ---- 3. overflow rewrite with an existing checkpoint
