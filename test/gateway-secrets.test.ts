@@ -38,7 +38,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 describe('gateway: API keys are never stored', () => {
-  it('leaves no trace of the agent\'s key (nor its base64 or hex) in the data dir, the LMDB log, or any log line', { timeout: 120_000 }, async () => {
+  // `daemon`: writers use the daemon's own key; `agent` (`baton up --writer-key agent`): the agent's, held in memory.
+  it.each(['daemon', 'agent'] as const)('leaves no trace of the agent\'s key (nor its base64 or hex) in the data dir, the LMDB log, or any log line (writers use the %s key)', { timeout: 120_000 }, async (writerKey) => {
     const logDir = await mkdtemp(join(tmpdir(), 'baton-gateway-logs-'));
     const logFile = join(logDir, 'baton.ndjson');
     const logger = pino({ level: 'trace', base: { svc: 'baton' } }, pino.destination({ dest: logFile, sync: true }));
@@ -53,7 +54,7 @@ describe('gateway: API keys are never stored', () => {
       logger[level]({ gateway: true, ...data }, msg);
     };
     // Usable window 8 000 tokens: the conversation overflows, a writer runs in fork mode, the context is rebuilt.
-    const rig = await startGatewayRig({ daemonLogger, gatewayLogger, gateway: { contextWindows: { 'gpt-4o': 60_000 } } });
+    const rig = await startGatewayRig({ daemonLogger, gatewayLogger, gateway: { contextWindows: { 'gpt-4o': 60_000 } }, agentWriterKeys: writerKey === 'agent' });
     rig.model.setResponder(agentResponder);
     const stored: string[] = [];
     try {
@@ -65,9 +66,11 @@ describe('gateway: API keys are never stored', () => {
       } while (rig.model.requests.filter((r) => !isWriterRequest(r)).at(-1)?.body.messages.length === agent.sentLength && agent.history.length < 40);
       expect(recordTypes(rig.log, sid)).toContain('rebuild.rendered');
       expect(rig.model.requests.some(isWriterRequest)).toBe(true);
-      // The agent's key went upstream with its calls, never with the writer's.
+      // The agent's key went upstream with its calls; the writers' calls carried the daemon's key, or the agent's when
+      // the gateway hands it over.
       expect(rig.model.requests.filter((r) => !isWriterRequest(r)).every((r) => r.headers.authorization === `Bearer ${SECRET}`)).toBe(true);
-      expect(rig.model.requests.filter(isWriterRequest).every((r) => r.headers.authorization === 'Bearer daemon-writer-key')).toBe(true);
+      const writersKey = writerKey === 'agent' ? SECRET : 'daemon-writer-key';
+      expect(rig.model.requests.filter(isWriterRequest).map((r) => r.headers.authorization)).toEqual(rig.model.requests.filter(isWriterRequest).map(() => `Bearer ${writersKey}`));
 
       // A fingerprinted session (no session in the URL), non-streamed, the key in x-api-key as well.
       const plain = new SdkAgent({ baseURL: rig.gateway.baseURL, apiKey: SECRET, system: SYSTEM, headers: { 'x-api-key': SECRET } });

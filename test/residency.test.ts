@@ -138,6 +138,40 @@ describe('a daemon with residency.maxResident = 2', () => {
     expect(settlementsOf(h, busy).map((s) => s.outcome)).toEqual(['failure']);
     expect((await h.client.status(busy)).last_outcome).toMatchObject({ outcome: 'failure', failure: { kind: 'transient' } });
   });
+  it('hands a session\'s agent key to its writers again when it comes back after an eviction', async () => {
+    await h.daemon.sessions.waitWritersIdle(30_000);
+    h.model.reset();
+    const keyed = await openSession(h);
+    await h.client.append(keyed, conversation(2, { prefix: 'keyed-' }));
+    h.daemon.sessions.setWriterKey(keyed, 'sk-agent-of-keyed');
+    const writerKeys = (): (string | undefined)[] => h.model.requests.map((r) => r.headers.authorization);
+    expect(await runWriter(h, keyed)).toMatchObject({ outcome: 'success' });
+    expect(writerKeys().length).toBeGreaterThan(0);
+    expect(new Set(writerKeys())).toEqual(new Set(['Bearer sk-agent-of-keyed']));
+
+    // Two other sessions push it out of memory; their writers use the daemon's key.
+    h.model.reset();
+    for (let i = 0; i < 2; i++) {
+      const other = await openSession(h);
+      await h.client.append(other, conversation(2, { prefix: `unkeyed${i}-` }));
+      expect(await runWriter(h, other)).toMatchObject({ outcome: 'success' });
+    }
+    expect(await residentAfterIdle(h)).not.toContain(keyed);
+    expect(new Set(writerKeys())).toEqual(new Set(['Bearer test']));
+
+    // Loaded again by its next request: its writers still use the agent's key.
+    h.model.reset();
+    await h.client.append(keyed, conversation(1, { prefix: 'keyed-more-', start: 7_500 }));
+    expect(await runWriter(h, keyed)).toMatchObject({ outcome: 'success' });
+    expect(new Set(writerKeys())).toEqual(new Set(['Bearer sk-agent-of-keyed']));
+
+    // Handed back: the daemon's own key again.
+    h.daemon.sessions.setWriterKey(keyed, null);
+    h.model.reset();
+    await h.client.append(keyed, conversation(1, { prefix: 'keyed-last-', start: 9_000 }));
+    expect(await runWriter(h, keyed)).toMatchObject({ outcome: 'success' });
+    expect(new Set(writerKeys())).toEqual(new Set(['Bearer test']));
+  });
 });
 
 describe('a daemon with a short residency.idleMs (manual clock)', () => {

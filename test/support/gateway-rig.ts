@@ -130,8 +130,10 @@ export interface GatewayRigOptions {
   readonly gatewayLogger?: GatewayLogger;
   readonly daemonLogger?: DaemonLogger;
   readonly daemon?: Partial<DaemonOptions>;
-  /** The API key the daemon's writers use (never an agent's). */
+  /** The API key the daemon's writers use (unless `agentWriterKeys`). */
   readonly writerKey?: string;
+  /** The gateway hands each agent's key to the daemon for its session's writers (as `baton up --writer-key agent`). */
+  readonly agentWriterKeys?: boolean;
 }
 
 export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<GatewayRig> {
@@ -167,6 +169,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     upstream: tap.url,
     client,
     ...(options.gatewayLogger !== undefined ? { logger: options.gatewayLogger } : {}),
+    ...(options.agentWriterKeys === true ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
     ...options.gateway,
   });
   const origin = gateway.baseURL.replace(/\/v1$/, '');

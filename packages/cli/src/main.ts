@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { processIo, type CliIo } from './cli-io.ts';
 import { parseMetricsAddress, type MetricsAddress } from './daemon/metrics-address.ts';
 import { LOG_LEVELS, type LogLevel } from './daemon/log-levels.ts';
+import type { WriterKeySource } from './commands/up-command.ts';
 
 // Each command's module (and what it pulls in: the runtime, lmdb, piscina, the gateway, …) is imported when that
 // command runs, so `baton --help` or a parse error loads only commander and the protocol's subject names.
@@ -204,8 +205,13 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .option('--upstream <url>', "the provider agents talk to (default: OPENAI_BASE_URL)")
       .addOption(new Option('--nats <url>', 'also serve the daemon on this NATS server').argParser(natsUrl))
       .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
-      .addOption(new Option('--inspect <host:port>', 'also serve the read-only web inspector on http://<host:port>/ (port 0: any free port, printed)').argParser(parseMetricsAddress)),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress }) => {
+      .addOption(new Option('--inspect <host:port>', 'also serve the read-only web inspector on http://<host:port>/ (port 0: any free port, printed)').argParser(parseMetricsAddress))
+      .addOption(
+        new Option('--writer-key <whose>', "whose API key writers call the model with: the daemon's (OPENAI_API_KEY), or each agent's own from its latest accepted call (held in memory only)")
+          .choices(['daemon', 'agent'])
+          .default('daemon'),
+      ),
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource }) => {
     setExit(
       await (await upCommand()).runUp(
         {
@@ -220,6 +226,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
           ...(o.inspect !== undefined ? { inspect: o.inspect } : {}),
+          writerKey: o.writerKey,
         },
         env,
         io,

@@ -18,6 +18,7 @@ import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import type { UpstreamCall } from './upstream-call.ts';
+import { agentKeyOf } from './agent-key.ts';
 
 export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
@@ -45,6 +46,12 @@ export interface GatewayOptions {
   readonly logger?: GatewayLogger;
   /** Counts requests and times the upstream (`GatewayMetrics`). */
   readonly metrics?: GatewayMetrics;
+  /**
+   * Hands the key of each recorded call the upstream accepted to the daemon, for the writers of the call's daemon
+   * session (an embedded daemon's `sessions.setWriterKey`, which holds it in memory only). Without it, writers call
+   * the model with the daemon's own key.
+   */
+  readonly writerKeys?: (sessionId: string, key: string) => void;
 }
 
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
@@ -101,6 +108,7 @@ export class BatonGateway {
   readonly #log: GatewayLogger;
   readonly #client: BatonClient;
   readonly #metrics: GatewayMetrics | null;
+  readonly #writerKeys: ((sessionId: string, key: string) => void) | null;
   /** What each request under way turned out to be, for the metrics. */
   readonly #tracks = new WeakMap<ServerResponse, RequestTrack>();
   #closing: Promise<void> | null = null;
@@ -109,6 +117,7 @@ export class BatonGateway {
     this.#log = options.logger ?? (() => {});
     this.#client = options.client;
     this.#metrics = options.metrics ?? null;
+    this.#writerKeys = options.writerKeys ?? null;
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
     this.#recorder = new SessionRecorder({
@@ -314,6 +323,10 @@ export class BatonGateway {
     // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
     // claims nothing, so its owner can still use the session with the right key.
     if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
+    if (ok && recorded !== null && this.#writerKeys !== null) {
+      const key = agentKeyOf(req.headers);
+      if (key !== null) this.#writerKeys(recorded.prepared.session.daemonSessionId, key);
+    }
     const session = recorded?.prepared.session;
     const reader = recorded !== null && ok ? recorded.api.replyReader(recorded.agent) : null;
     // The upstream waits while the agent's side is backed up (a write returned false) until it drains.

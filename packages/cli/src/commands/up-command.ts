@@ -28,7 +28,15 @@ export interface UpCommandOptions {
   readonly metrics?: MetricsAddress;
   /** Serve the web inspector there too, reading the daemon's own log. */
   readonly inspect?: MetricsAddress;
+  /**
+   * Whose key writers call the model with: `daemon` (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY`, the default) or `agent`
+   * (the key of the session's latest call the upstream accepted, held in memory only; the daemon's until there is one).
+   */
+  readonly writerKey?: WriterKeySource;
 }
+
+/** Whose API key the writers of `baton up` use. */
+export type WriterKeySource = 'daemon' | 'agent';
 
 /**
  * `baton up`: the daemon and the gateway in one process — an in-process transport (or `--nats`), the event log and
@@ -119,6 +127,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics: metrics.gateway } : {}),
+      ...(options.writerKey === 'agent' ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
     });
   } catch (err) {
     io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
@@ -136,7 +145,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       return 1;
     }
   }
-  io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${anthropic !== null ? `, Anthropic Messages ${anthropic.baseURL}` : ''}${options.nats !== undefined ? `, NATS ${options.nats}` : ''})`);
+  io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${anthropic !== null ? `, Anthropic Messages ${anthropic.baseURL}` : ''}${options.nats !== undefined ? `, NATS ${options.nats}` : ''}${options.writerKey === 'agent' ? ", writers use each agent's key" : ''})`);
   for (const line of agentHint(gateway.baseURL)) io.out(line);
   if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   if (inspector !== null) io.out(`inspector: ${inspector.url} (read-only)`);

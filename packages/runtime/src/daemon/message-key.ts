@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { EventLog } from '@baton/log-schema';
+import type { Message } from '@baton/protocol';
 
 /**
  * The lookup key a message id registers in its session stream (`AppendInput.keys`): `m:<id>` for short ids, a hash
@@ -6,4 +8,20 @@ import { createHash } from 'node:crypto';
  */
 export function messageKey(id: string): string {
   return id.length <= 200 && !/[\u0000-\u001f]/.test(id) ? `m:${id}` : `m#${createHash('sha256').update(id).digest('hex')}`;
+}
+
+/**
+ * The messages of an append not seen before in `stream` and the lookup keys they register: a re-sent id is accepted
+ * once, checked against the log (durable, not held in memory) and within the batch.
+ */
+export function newMessages(messages: readonly Message[], log: Pick<EventLog, 'keySeq'>, stream: string): { accepted: Message[]; keys: string[] } {
+  const accepted: Message[] = [];
+  const keys = new Set<string>();
+  for (const m of messages) {
+    const key = messageKey(m.id);
+    if (keys.has(key) || log.keySeq(stream, key) !== undefined) continue;
+    keys.add(key);
+    accepted.push(m);
+  }
+  return { accepted, keys: [...keys] };
 }

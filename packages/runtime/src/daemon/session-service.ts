@@ -37,7 +37,7 @@ import { statusReplyOf } from './status-reply.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
-import { messageKey } from './message-key.ts';
+import { newMessages } from './message-key.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { RESTART_STEPS, loadActor, type ActorLoadDeps } from './session-actor-load.ts';
 import { SessionQueue } from './session-queue.ts';
@@ -45,8 +45,9 @@ import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
 import { answered, memoryPathsOf } from './reply-parts.ts';
 import { stateOf } from './state-of.ts';
+import { WriterKeys } from './writer-keys.ts';
 import { runningWritersOf, writerCountsOf } from './writer-counts.ts';
-import { cachePerfEvent, writerSettledInput } from './writer-settlement.ts';
+import { cachePerfEvent, settlementOf, writerSettledInput } from './writer-settlement.ts';
 
 /** A reply body: the reply schema's type without `ok`, which the daemon adds. */
 type Body<T> = Omit<T, 'ok'>;
@@ -76,6 +77,7 @@ export class SessionService {
   readonly #versions: CommitVersions;
   readonly #effectDeps: MainEffectDeps;
   readonly #loadDeps: ActorLoadDeps;
+  readonly #writerKeys: WriterKeys;
   /** Set once this daemon drains: sessions it loads afterwards stay drained. */
   #draining = false;
 
@@ -103,6 +105,10 @@ export class SessionService {
       quarantined: (sessionId, error) => void this.#quarantined.set(sessionId, error),
       quarantineOn: (sessionId, err) => this.#quarantineOn(sessionId, err),
     };
+    this.#writerKeys = new WriterKeys(
+      (sessionId, key) => void options.pool.call(sessionId, 'session.writerKey', { sessionId, key }).catch(() => {}),
+      (sessionId) => this.#sessions.get(sessionId) !== undefined,
+    );
     this.#effectDeps = { publish: (sessionId, encoding, event) => options.publish(sessionId, encoding, event), timers: this.#timers };
   }
 
@@ -197,6 +203,8 @@ export class SessionService {
     if (quarantined !== undefined) throw quarantined;
     const { load, reply } = await loadActor(this.#loadDeps, sessionId);
     const session = newLoadedSession(sessionId, load, reply, this.#o.clock.now());
+    // Posted before any fold below: a writer a restart step starts already has it.
+    this.#writerKeys.loaded(sessionId);
     this.#sessions.add(session);
     for (const step of RESTART_STEPS) {
       const input = step(session.summary, this.#draining);
@@ -228,6 +236,14 @@ export class SessionService {
         this.#o.pool.release(sessionId);
       })
       .catch(() => {});
+  }
+
+  /**
+   * The key `sessionId`'s writers call the model with from now on (an embedded gateway hands over its agent's): held
+   * in memory only, never logged; the session's worker gets it while the session is loaded. Null: the daemon's own.
+   */
+  setWriterKey(sessionId: string, key: string | null): void {
+    this.#writerKeys.set(sessionId, key);
   }
 
   /** Opens or resumes a session; `assignedId` is the id a new session gets when the request names none (default: a new id). */
@@ -263,18 +279,9 @@ export class SessionService {
       const session = this.#resident(sessionId) ?? (await this.#load(sessionId));
       this.#requireOpen(session);
       checkMessageForms(messages, session.api);
-      const stream = sessionStream(sessionId);
-      const accepted: Message[] = [];
-      const keys = new Set<string>();
-      for (const m of messages) {
-        const key = messageKey(m.id);
-        // Re-sent ids are accepted once: against the log (durable, not held in memory) and within this batch.
-        if (keys.has(key) || this.#o.log.keySeq(stream, key) !== undefined) continue;
-        keys.add(key);
-        accepted.push(m);
-      }
+      const { accepted, keys } = newMessages(messages, this.#o.log, sessionStream(sessionId));
       if (accepted.length > 0) {
-        const appending = this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, [...keys]);
+        const appending = this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, keys);
         logged(session);
         await this.#fold(session, await appending);
       }
@@ -322,6 +329,7 @@ export class SessionService {
         if (s.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is already closing`);
       },
     );
+    this.#writerKeys.delete(sessionId);
     void this.#evict(sessionId);
     return {};
   }
@@ -422,12 +430,7 @@ export class SessionService {
     const session = await this.#queue.run(sessionId, () => this.#load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
-    const settled = (): WaitOutcome | null => {
-      const last = session.summary.lastOutcome;
-      if (last === null || last.writerId !== writerId) return null;
-      return { outcome: last.outcome, ...(last.failure !== null ? { failure: last.failure } : {}) };
-    };
-    return await this.#folded.waitFor<WaitOutcome>(settled, timeoutMs, { outcome: 'timeout' });
+    return await this.#folded.waitFor<WaitOutcome>(() => settlementOf(session.summary, writerId), timeoutMs, { outcome: 'timeout' });
   }
 
   /** Writes every queued decision and snapshot record (on drain and shutdown). */
@@ -475,6 +478,7 @@ export class SessionService {
     const session = this.#sessions.get(sessionId);
     this.#decisions.take(sessionId);
     this.#timers.cancelSession(sessionId);
+    this.#writerKeys.delete(sessionId);
     if (session === undefined) return;
     this.#sessions.delete(sessionId);
     const moved = new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });

@@ -1,6 +1,7 @@
 import type { SessionInputRecord } from '@baton/log-schema';
 import type { PublishedEventBody } from '@baton/protocol';
-import type { WriterSettledNote } from '../host/worker-messages.ts';
+import type { SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
+import type { WaitOutcome } from './session-service-options.ts';
 
 /** The `writer.cache_perf` event a settled writer's figures are published as. */
 export function cachePerfEvent(note: WriterSettledNote): PublishedEventBody {
@@ -28,4 +29,11 @@ export function writerSettledInput(note: WriterSettledNote): SessionInputRecord 
       ...(note.reason !== null ? { reason: note.reason } : {}),
     },
   };
+}
+
+/** How writer `writerId` settled, as the session's summary records it; null while it has not. */
+export function settlementOf(summary: SessionSummary, writerId: string): WaitOutcome | null {
+  const last = summary.lastOutcome;
+  if (last === null || last.writerId !== writerId) return null;
+  return { outcome: last.outcome, ...(last.failure !== null ? { failure: last.failure } : {}) };
 }

@@ -5,8 +5,6 @@ import { isWorkerEffect, type SessionWorkerEffect } from '@baton/actors';
 import { HistoryStore, countTokensOnce, memoryPaths } from '@baton/memory-store';
 import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSessionRecord } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
-import OpenAI from 'openai';
-import { lazyClient, type ModelClients } from '../model/model-clients.ts';
 import type { SharedCommitRequest } from '../memory/shared-files-port.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
@@ -16,6 +14,7 @@ import { WriterRun } from '../writer/writer-run.ts';
 import { assertNever } from '../assert-never.ts';
 import { PortRpc } from './port-rpc.ts';
 import { HostedSession, summarize, type MessageSource } from './session-host.ts';
+import { WriterClients } from './writer-clients.ts';
 import type { FileTokens, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
 
 /** A memory file's existence and real-token size (0 when it is missing). */
@@ -52,7 +51,7 @@ export class ActorHost {
   readonly #sessions = new Map<string, HostedSession>();
   readonly #writers = new Map<string, WriterRun>();
   readonly #rpc: PortRpc<WorkerSide, MainSide>;
-  readonly #clients: ModelClients;
+  readonly #clients: WriterClients;
   readonly #history: HistoryStore;
   readonly #journal: WorkerCommitJournal;
   /** Message bodies come from the main thread's event log. */
@@ -69,17 +68,7 @@ export class ActorHost {
     this.#options = options;
     this.#clock = env.clock;
     this.#threadId = env.threadId;
-    const { anthropic } = options;
-    this.#clients = {
-      openai: new OpenAI({ baseURL: options.model.baseURL, apiKey: options.model.apiKey, timeout: options.model.timeoutMs, maxRetries: options.model.maxRetries }),
-      anthropic:
-        anthropic === null
-          ? null
-          : lazyClient(async () => {
-              const { default: Anthropic } = await import('@anthropic-ai/sdk');
-              return new Anthropic({ baseURL: anthropic.baseURL, apiKey: anthropic.apiKey, timeout: anthropic.timeoutMs, maxRetries: anthropic.maxRetries });
-            }),
-    };
+    this.#clients = new WriterClients(options.model, options.anthropic);
     this.#history = new HistoryStore(options.historyDir);
     this.#journal = new WorkerCommitJournal((stream, records) => this.#rpc.call('log.append', { stream, records }));
     this.#rpc = new PortRpc<WorkerSide, MainSide>(port, {
@@ -103,6 +92,11 @@ export class ActorHost {
         'session.snapshot': ({ sessionId }) => this.#session(sessionId).toSnapshot(),
         'session.unload': ({ sessionId }) => {
           this.#sessions.delete(sessionId);
+          this.#clients.setKey(sessionId, null);
+          return {};
+        },
+        'session.writerKey': ({ sessionId, key }) => {
+          this.#clients.setKey(sessionId, key);
           return {};
         },
         'writer.cancel': async ({ writerId, reason }) => {
@@ -192,7 +186,7 @@ export class ActorHost {
         return;
       case 'rebuild.compact': {
         const model = this.#options.model.writerModel ?? session.setup.model;
-        compactConversation(session, effect, { clients: this.#clients, model, source: this.#source }).then(
+        compactConversation(session, effect, { clients: this.#clients.for(sessionId), model, source: this.#source }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload } }),
           (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: String(err) }),
         );
@@ -219,7 +213,7 @@ export class ActorHost {
       this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...note });
     };
     const run = new WriterRun(effect.writerId, spec, {
-      clients: this.#clients,
+      clients: this.#clients.for(sessionId),
       memoryRoot: this.#options.memoryRoot,
       stagingRoot: join(this.#options.stagingRoot, effect.writerId),
       history: this.#history,

@@ -74,6 +74,8 @@ export interface WorkerSide {
     readonly 'session.snapshot': { request: { sessionId: string }; reply: SessionSnapshot };
     /** Drops the session from the worker (it left memory; a later request loads it again). */
     readonly 'session.unload': { request: { sessionId: string }; reply: Record<string, never> };
+    /** The key the session's writers call the model with from now on (an agent's own; null: the daemon's). */
+    readonly 'session.writerKey': { request: { sessionId: string; key: string | null }; reply: Record<string, never> };
     readonly 'writer.cancel': { request: { writerId: string; reason: string }; reply: { cancelled: boolean } };
     readonly shutdown: { request: Record<string, never>; reply: Record<string, never> };
   };
