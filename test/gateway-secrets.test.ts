@@ -72,6 +72,17 @@ describe('gateway: API keys are never stored', () => {
       const writersKey = writerKey === 'agent' ? SECRET : 'daemon-writer-key';
       expect(rig.model.requests.filter(isWriterRequest).map((r) => r.headers.authorization)).toEqual(rig.model.requests.filter(isWriterRequest).map(() => `Bearer ${writersKey}`));
 
+      // A writer's call refused with the key it carried echoed back, as providers do: its settlement (in the event log,
+      // the events and the log lines) names the failure but not an agent's key.
+      await rig.daemon.sessions.waitWritersIdle(30_000);
+      rig.model.script((req) => ({ error: { status: 401, message: `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.` } }));
+      const refused = rig.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 30_000);
+      expect((await rig.client.checkpoint(sid)).result).toBe('started');
+      const settlement = await refused;
+      expect(settlement).toMatchObject({ outcome: 'failure', failure: { kind: 'auth' } });
+      const recorded = [...rig.log.read(`session/${sid}`)].filter((r) => r.type === 'writer.settled').at(-1);
+      expect(JSON.stringify(recorded?.payload)).toContain(`Incorrect API key provided: ${writerKey === 'agent' ? '[redacted key]' : 'daemon-writer-key'}`);
+
       // A fingerprinted session (no session in the URL), non-streamed, the key in x-api-key as well.
       const plain = new SdkAgent({ baseURL: rig.gateway.baseURL, apiKey: SECRET, system: SYSTEM, headers: { 'x-api-key': SECRET } });
       await plain.turn();

@@ -14,6 +14,7 @@ import { WriterRun } from '../writer/writer-run.ts';
 import { assertNever } from '../assert-never.ts';
 import { PortRpc } from './port-rpc.ts';
 import { HostedSession, summarize, type MessageSource } from './session-host.ts';
+import { redactKey } from './redact-key.ts';
 import { WriterClients } from './writer-clients.ts';
 import type { FileTokens, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
 
@@ -186,9 +187,11 @@ export class ActorHost {
         return;
       case 'rebuild.compact': {
         const model = this.#options.model.writerModel ?? session.setup.model;
+        // What the model call reports is redacted of the agent's key it was made with (providers echo keys in errors).
+        const agentKey = this.#clients.keyOf(sessionId);
         compactConversation(session, effect, { clients: this.#clients.for(sessionId), model, source: this.#source }).then(
-          (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload } }),
-          (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: String(err) }),
+          (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload: redactKey(payload, agentKey) } }),
+          (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: redactKey(String(err), agentKey) }),
         );
         return;
       }
@@ -207,10 +210,14 @@ export class ActorHost {
     const spec = session
       .resolve(session.writerPrefixIds(effect), this.#source)
       .then((slice) => session.writerSpec(effect, slice, this.#options.model.writerModel));
+    // Everything the writer reports is redacted of the agent's key it calls the model with, if any: providers echo a
+    // key in their errors, and these reports reach the event log, events and log lines.
+    const agentKey = this.#clients.keyOf(sessionId);
+    const clean = <T>(value: T): T => redactKey(value, agentKey);
     const settled = (note: Omit<WriterSettledNote, 'sessionId' | 'writerId'>): void => {
       // Once per writer: a crash after the settlement was reported must not settle it twice.
       if (!this.#writers.delete(effect.writerId)) return;
-      this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...note });
+      this.#rpc.notify('writer.settled', { sessionId, writerId: effect.writerId, ...clean(note) });
     };
     const run = new WriterRun(effect.writerId, spec, {
       clients: this.#clients.for(sessionId),
@@ -224,16 +231,16 @@ export class ActorHost {
       budgets: this.#options.budgets,
       threadId: this.#threadId,
       clock: this.#clock,
-      appendLog: (stream, records) => this.#rpc.call('log.append', { stream, records }),
-      publish: (event) => this.#rpc.notify('publish', { sessionId, event }),
-      log: (level, msg, data) => this.#log(level, msg, data),
+      appendLog: (stream, records) => this.#rpc.call('log.append', { stream, records: clean(records) }),
+      publish: (event) => this.#rpc.notify('publish', { sessionId, event: clean(event) }),
+      log: (level, msg, data) => this.#log(level, clean(msg), clean(data)),
       settled,
     });
     this.#writers.set(effect.writerId, run);
     run.run().catch((err: unknown) => {
       // A bug in the executor, or a log that refused a record, must still settle the slot, or the session would never
       // write again.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = clean(err instanceof Error ? err.message : String(err));
       this.#log('error', 'writer failed', { writerId: effect.writerId, error: message });
       const perf = run.perf;
       settled({ outcome: 'failure', failure: { kind: 'internal', retryable: false, message }, reason: message, perf });

@@ -30,6 +30,11 @@ export class WriterClients {
     else this.#keys.set(sessionId, key);
   }
 
+  /** The agent's key `sessionId`'s model calls use now; null: the daemon's own. */
+  keyOf(sessionId: string): string | null {
+    return this.#keys.get(sessionId) ?? null;
+  }
+
   /** The clients for `sessionId`'s model calls. */
   for(sessionId: string): ModelClients {
     const key = this.#keys.get(sessionId);
