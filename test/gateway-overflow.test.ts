@@ -134,7 +134,9 @@ describe('gateway overflow rewrite (over a real nats-server, writers in fork mod
       expect(contentOf(prefix[1])).toMatch(/^## Checkpoint/);
     }
     expect(JSON.stringify(history)).toContain('value_1_0 ');
-    // The writers' first calls hit the provider's prefix cache (the fork shares the agent's prefix).
+    // The writers' first calls hit the provider's prefix cache (the fork shares the agent's prefix). Once they are done:
+    // the last calls may have started one that has not had its reply yet.
+    expect(await rig.daemon.sessions.waitWritersIdle(30_000)).toBe(true);
     const writerStreams = [...rig.log.streams('writer/')];
     for (const stream of writerStreams) {
       const records = [...rig.log.read(stream)];
