@@ -119,7 +119,9 @@ export class BatonDaemon {
         : null;
     const appendLog = this.#replicated ?? options.log;
     const recovered = this.#recover(memoryRoot);
-    this.#ready = Promise.all([recovered, this.#joinCluster(recovered)]).then(() => {});
+    // Ready also means subscribed: the flush (a round trip to the server, after `start` subscribed) makes sure the
+    // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
+    this.#ready = Promise.all([recovered, this.#joinCluster(recovered)]).then(() => options.transport.flush().catch(() => {}));
     this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
@@ -216,7 +218,7 @@ export class BatonDaemon {
     if (adopted > 0) this.#logger('info', 'claimed the sessions of this data directory no daemon had claimed', { sessions: adopted });
   }
 
-  /** Resolves once start-up repair is done. */
+  /** Resolves once start-up repair is done and the NATS server has every subscription of the daemon. */
   ready(): Promise<void> {
     return this.#ready;
   }
