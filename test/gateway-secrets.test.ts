@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GatewayLogger } from '@baton/gateway';
-import type { DaemonLogger } from '@baton/runtime';
+import { verifySession, type DaemonLogger } from '@baton/runtime';
 import OpenAI from 'openai';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -82,6 +82,9 @@ describe('gateway: API keys are never stored', () => {
       expect(settlement).toMatchObject({ outcome: 'failure', failure: { kind: 'auth' } });
       const recorded = [...rig.log.read(`session/${sid}`)].filter((r) => r.type === 'writer.settled').at(-1);
       expect(JSON.stringify(recorded?.payload)).toContain(`Incorrect API key provided: ${writerKey === 'agent' ? '[redacted key]' : 'daemon-writer-key'}`);
+      // The writer consumed what its log holds: a replay of the session and its writers finds no divergence.
+      await rig.daemon.sessions.flushDecisions();
+      expect(verifySession(rig.log, sid).divergence).toBeNull();
 
       // A fingerprinted session (no session in the URL), non-streamed, the key in x-api-key as well.
       const plain = new SdkAgent({ baseURL: rig.gateway.baseURL, apiKey: SECRET, system: SYSTEM, headers: { 'x-api-key': SECRET } });

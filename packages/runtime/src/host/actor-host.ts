@@ -210,8 +210,8 @@ export class ActorHost {
     const spec = session
       .resolve(session.writerPrefixIds(effect), this.#source)
       .then((slice) => session.writerSpec(effect, slice, this.#options.model.writerModel));
-    // Everything the writer reports is redacted of the agent's key it calls the model with, if any: providers echo a
-    // key in their errors, and these reports reach the event log, events and log lines.
+    // Everything the writer consumes and reports is redacted of the agent's key it calls the model with, if any:
+    // providers echo a key in their errors, and these reach the event log, events, log lines and memory files.
     const agentKey = this.#clients.keyOf(sessionId);
     const clean = <T>(value: T): T => redactKey(value, agentKey);
     const settled = (note: Omit<WriterSettledNote, 'sessionId' | 'writerId'>): void => {
@@ -231,10 +231,11 @@ export class ActorHost {
       budgets: this.#options.budgets,
       threadId: this.#threadId,
       clock: this.#clock,
-      appendLog: (stream, records) => this.#rpc.call('log.append', { stream, records: clean(records) }),
+      appendLog: (stream, records) => this.#rpc.call('log.append', { stream, records }),
       publish: (event) => this.#rpc.notify('publish', { sessionId, event: clean(event) }),
       log: (level, msg, data) => this.#log(level, clean(msg), clean(data)),
       settled,
+      redact: clean,
     });
     this.#writers.set(effect.writerId, run);
     run.run().catch((err: unknown) => {

@@ -80,6 +80,11 @@ export interface WriterRunDeps {
   /** Structured log lines (forwarded to the daemon's logger). */
   log?(level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>): void;
   settled(result: { outcome: WriterOutcome; failure: Failure | null; reason: string | null; perf: WriterPerf }): void;
+  /**
+   * Applied to every event before it is logged and folded (the actor consumes exactly what its log holds): the host
+   * removes the agent's key the writer calls the model with, which providers echo in their errors.
+   */
+  redact?<T>(value: T): T;
 }
 
 /**
@@ -169,11 +174,13 @@ export class WriterRun {
   }
 
   #log(record: WriterRecord): Promise<unknown> {
-    return this.#deps.appendLog(writerStream(this.writerId), [{ ...record, at: this.#deps.clock.now() }]);
+    const logged = this.#deps.redact?.(record) ?? record;
+    return this.#deps.appendLog(writerStream(this.writerId), [{ ...logged, at: this.#deps.clock.now() }]);
   }
 
   /** Logs, then folds, then executes: serialised so effect results are consumed in order. */
-  #consume(event: WriterEvent): Promise<void> {
+  #consume(input: WriterEvent): Promise<void> {
+    const event = this.#deps.redact?.(input) ?? input;
     const next = this.#queue.then(async () => {
       if (this.#snapshot === null || this.#snapshot.status === 'done') return;
       await this.#log(writerRecordOf(event, this.#deps.threadId));
