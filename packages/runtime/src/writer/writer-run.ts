@@ -173,8 +173,9 @@ export class WriterRun {
     return this.#consume({ type: 'writer.cancel', reason });
   }
 
-  #log(record: WriterRecord): Promise<unknown> {
-    const logged = this.#deps.redact?.(record) ?? record;
+  /** Logs a record, redacted unless it was made from an event `#consume` redacted already. */
+  #log(record: WriterRecord, redacted = false): Promise<unknown> {
+    const logged = redacted ? record : (this.#deps.redact?.(record) ?? record);
     return this.#deps.appendLog(writerStream(this.writerId), [{ ...logged, at: this.#deps.clock.now() }]);
   }
 
@@ -183,7 +184,7 @@ export class WriterRun {
     const event = this.#deps.redact?.(input) ?? input;
     const next = this.#queue.then(async () => {
       if (this.#snapshot === null || this.#snapshot.status === 'done') return;
-      await this.#log(writerRecordOf(event, this.#deps.threadId));
+      await this.#log(writerRecordOf(event, this.#deps.threadId), true);
       const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, this.#snapshot, event);
       this.#snapshot = step.snapshot;
       await this.#execute(step.effects);
