@@ -27,10 +27,10 @@ export const APIS: readonly ProviderApi[] = ['openai-chat', 'openai-responses', 
 export const MODELS: Readonly<Record<ProviderApi, string>> = { 'openai-chat': 'gpt-4o', 'openai-responses': 'gpt-5.5', 'anthropic-messages': 'claude-sonnet-4-5' };
 
 /**
- * The window the gateway opens every session with: 100 000 − 20 000 (output) − 32 000 (compaction reserve) = a usable
- * window of 48 000, rungs 9 600 / 19 200 / 28 800 / 35 000 — those of the `writers` section's sessions.
+ * The window the gateway opens every session with: 71 109 − 8 888 (output, 12.5 %) − 14 221 (compaction reserve, 20 %) =
+ * a usable window of 48 000, rungs 9 600 / 19 200 / 28 800 / 35 000 — those of the `writers` section's sessions.
  */
-export const CONTEXT_WINDOW = 100_000;
+export const CONTEXT_WINDOW = 71_109;
 export const FIRST_RUNG = 9_600;
 export const SECOND_RUNG = 19_200;
 

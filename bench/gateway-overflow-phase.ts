@@ -10,9 +10,9 @@ import { ask, median, quantile, round1, round2, sortedOf, type BenchChild } from
 import type { OverflowResult } from './gateway-agent-child.ts';
 import type { TimedBatonClient, TimedOp } from './timed-baton-client.ts';
 
-/** Model of the overflow phase: 77 000 − 20 000 (output) − 32 000 (compaction reserve) = a usable window of 25 000. */
+/** Model of the overflow phase: 37 036 − 4 629 (output) − 7 407 (compaction reserve) = a usable window of 25 000. */
 export const SMALL_MODEL = 'gpt-4o';
-export const SMALL_WINDOW = 77_000;
+export const SMALL_WINDOW = 37_036;
 const USABLE_WINDOW = 25_000;
 const OVERFLOW_WARMUP = 3;
 /** Sessions filled at once. */

@@ -19,7 +19,7 @@
  *    sessions of their own) for 10 s and one round that opens the measured sessions (V8 compiles the hot code of the gateway, the daemon and its two workers for several seconds on the two
  *    cores; rounds measured sooner time that). Median requests/s and ratio. The same rounds run with calls without
  *    tools, which the gateway forwards without recording: that ratio is what relaying alone costs on these cores.
- * 3. Overflow rewrite: sessions on a 77 000-token window (usable 25 000) run through the gateway until the next call
+ * 3. Overflow rewrite: sessions on a 37 036-token window (usable 25 000) run through the gateway until the next call
  *    would reach the usable window; threshold writers (extractive loopback writer) commit checkpoints meanwhile, each
  *    call waiting for the writer the one before started (so no rung is left armed to start a writer on the overflowing
  *    call, whose rebuild would then wait for it; overflowing calls that did wait are counted). Once no writer runs,

@@ -23,8 +23,8 @@ import { CODEX_KEY, authOf, bodyOf, isUser, jsonLines, promptTokens, publishedOf
 const SESSION = 'codex-e2e';
 /** A model Codex knows: with it Codex offers `apply_patch` (with an unknown model it has no patch tool). */
 const MODEL_ID = 'gpt-5.5';
-/** Gateway context window: usable window 102 000 − 20 000 − 32 000 = 50 000, rungs 10 000 / 20 000 / 30 000 / 37 000. */
-const CONTEXT_WINDOW = 102_000;
+/** Gateway context window: usable window 74 073 − 9 259 (output, 12.5 %) − 14 814 (compaction, 20 %) = 50 000, rungs 10 000 / 20 000 / 30 000 / 37 000. */
+const CONTEXT_WINDOW = 74_073;
 const USABLE_WINDOW = 50_000;
 const DAEMON_KEY = 'sk-baton-daemon';
 /** Codex compacts when its last reported usage passes this; a billion keeps its compaction off. */

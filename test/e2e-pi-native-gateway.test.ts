@@ -22,8 +22,8 @@ import { startGatewayRig, type GatewayRig } from './support/gateway-rig.ts';
 type Item = Record<string, unknown>;
 
 const MODEL_ID = 'pi-loop';
-/** Gateway context window for pi's model: usable window 80 000 − 20 000 − 32 000 = 28 000, rungs 5 600 / 11 200 / 15 000. */
-const CONTEXT_WINDOW = 80_000;
+/** Gateway context window for pi's model: usable window 41 479 − 5 184 (output, 12.5 %) − 8 295 (compaction, 20 %) = 28 000, rungs 5 600 / 11 200 / 16 800 / 19 600. */
+const CONTEXT_WINDOW = 41_479;
 const USABLE_WINDOW = 28_000;
 /** pi's own view of the window: its compaction would fire at 40 000 − 16 384 = 23 616 reported tokens if it were on. */
 const PI_CONTEXT_WINDOW = 40_000;

@@ -32,8 +32,8 @@ describe('metrics: /metrics scraped during an end-to-end run through the gateway
   const daemonMetrics = new DaemonMetrics();
   const gatewayMetrics = new GatewayMetrics();
   beforeAll(async () => {
-    // Usable window 77 000 − 20 000 − 32 000 = 25 000 tokens: threshold writers early on, then an overflow and a rebuild.
-    rig = await startGatewayRig({ nats: true, gateway: { contextWindows: { 'gpt-4o': 77_000 }, metrics: gatewayMetrics }, daemon: { observer: daemonMetrics } });
+    // Usable window 37 036 − 4 629 − 7 407 = 25 000 tokens: threshold writers early on, then an overflow and a rebuild.
+    rig = await startGatewayRig({ nats: true, gateway: { contextWindows: { 'gpt-4o': 37_036 }, metrics: gatewayMetrics }, daemon: { observer: daemonMetrics } });
     rig.model.setResponder(agentResponder);
     daemonMetrics.watch(rig.daemon);
     server = await startMetricsServer({ host: '127.0.0.1', port: 0, registries: [processMetrics(), daemonMetrics.registry, gatewayMetrics.registry] });

@@ -26,6 +26,24 @@ export interface TailPolicy {
 export const DEFAULT_TAIL_POLICY: TailPolicy = { minTokens: 10_000, maxTokens: 20_000, minTextMessages: 5 };
 
 /**
+ * Shares of the usable window the tail's token bounds may take at most: a small window keeps a tail in proportion
+ * (a 20 000-token tail would be most of a 32 000-token model's window), and from a usable window of about 48 000
+ * tokens up the default bounds are the smaller ones.
+ */
+export const TAIL_MIN_SHARE = 0.21;
+export const TAIL_MAX_SHARE = 0.42;
+
+/** `policy` with its token bounds at most their share of `usable` (a usable window of 0 leaves it as it is). */
+export function scaledTailPolicy(policy: TailPolicy, usable: number): TailPolicy {
+  if (usable <= 0) return { ...policy };
+  return {
+    minTokens: Math.min(policy.minTokens, Math.floor(usable * TAIL_MIN_SHARE)),
+    maxTokens: Math.min(policy.maxTokens, Math.floor(usable * TAIL_MAX_SHARE)),
+    minTextMessages: policy.minTextMessages,
+  };
+}
+
+/**
  * Index of the boundary message, or -1 for an empty slice. Walks back from the message before the last finished
  * assistant until the tail holds `minTokens` and `minTextMessages` text messages, never past `maxTokens`; then moves
  * further back so that the preserved tail never starts with (or contains) a tool result whose call is covered.

@@ -1,6 +1,6 @@
 /** Pure logic of the daemon's actors: the session and writer machines, their events and effects. No I/O. */
-export { CHECKPOINT_RESERVED, ThresholdError, usableWindow, resolveThresholds } from './thresholds.ts';
-export { DEFAULT_TAIL_POLICY, computeBoundaryIndex, type TailPolicy } from './boundary.ts';
+export { CHECKPOINT_RESERVED, ThresholdError, defaultReserved, usableWindow, resolveThresholds } from './thresholds.ts';
+export { DEFAULT_TAIL_POLICY, computeBoundaryIndex, scaledTailPolicy, type TailPolicy } from './boundary.ts';
 export {
   INDEX_CHUNK,
   appendToIndex,

@@ -17,6 +17,17 @@ export const OUTPUT_CAP = 20_000;
 export const CHECKPOINT_RESERVED = 13_000;
 /** Assumed `max_output_tokens` when the agent does not declare one. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+/**
+ * Below about 160 000 tokens the fixed reserves would eat most of the window (a 64 000-token model kept 12 000, a
+ * 32 000-token one nothing), so each reserve is also at most this share of the window: the output reserve 12.5 %, the
+ * compaction reserve 20 %. From 160 000 tokens up the fixed caps are the smaller ones and nothing changes.
+ */
+export const OUTPUT_SHARE = 0.125;
+export const COMPACTION_SHARE = 0.2;
+/** Share of the usable window kept between the highest rung and the usable window, at most `CHECKPOINT_RESERVED`. */
+export const RESERVED_SHARE = 0.3;
+/** Smallest usable window that gets a default ladder. */
+export const MIN_LADDER_USABLE = 8_000;
 
 export class ThresholdError extends Error {
   readonly code = 'invalid_threshold';
@@ -27,20 +38,32 @@ export class ThresholdError extends Error {
 }
 
 /**
- * `context − compaction reserve − output reserve`. The output reserve is 0 when the model publishes an input limit
- * (the input limit already excludes output).
+ * `context − compaction reserve − output reserve`, with each reserve the smaller of its fixed cap and its share of the
+ * window (`OUTPUT_SHARE`, `COMPACTION_SHARE`). The output reserve is 0 when the model publishes an input limit (the
+ * input limit already excludes output).
  */
 export function usableWindow(model: ModelLimits, compactionReserved?: number): number {
   const maxOut = model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const base = model.inputLimit ?? model.contextWindow;
-  const output = model.inputLimit !== undefined ? 0 : Math.min(maxOut, OUTPUT_CAP);
-  const compaction = compactionReserved ?? Math.min(COMPACTION_BUFFER, maxOut);
+  const output = model.inputLimit !== undefined ? 0 : Math.min(maxOut, OUTPUT_CAP, Math.floor(base * OUTPUT_SHARE));
+  const compaction = compactionReserved ?? Math.min(COMPACTION_BUFFER, maxOut, Math.floor(base * COMPACTION_SHARE));
   return Math.max(0, base - output - compaction);
 }
 
-/** Default ladder percentages for a usable window. */
+/**
+ * The distance kept between the highest rung and the usable window when the agent sets none: `CHECKPOINT_RESERVED`,
+ * or `RESERVED_SHARE` of a usable window too small for it.
+ */
+export function defaultReserved(usable: number): number {
+  return Math.min(CHECKPOINT_RESERVED, Math.floor(usable * RESERVED_SHARE));
+}
+
+/**
+ * Default ladder percentages for a usable window: none below `MIN_LADDER_USABLE`, 20/40/60/80 % up to 200 000,
+ * every 10 % up to 500 000, every 5 % above.
+ */
 export function defaultLadderPercents(usable: number): number[] {
-  if (usable < 25_000) return [];
+  if (usable < MIN_LADDER_USABLE) return [];
   const range = (step: number): number[] => Array.from({ length: Math.floor(90 / step) }, (_, i) => (i + 1) * step);
   if (usable <= 200_000) return [20, 40, 60, 80];
   if (usable <= 500_000) return range(10);

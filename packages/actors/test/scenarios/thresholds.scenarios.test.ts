@@ -16,17 +16,20 @@ import {
 
 /** Reference §13 "Triggering and thresholds" (scenarios 1–9), SPEC §2.1. */
 describe('thresholds scenarios', () => {
-  it('scenario 1: ladder selection by usable window', () => {
-    const windows = [24_999, 25_000, 200_000, 200_001, 500_000, 500_001];
+  it('scenario 1: ladder selection by usable window (a small window gets a ladder: a deliberate difference)', () => {
+    // The reference gives a usable window under 25 000 no ladder; Baton's reserves scale with small windows, so a
+    // 32 000-token model has a usable window of 21 600 and a ladder too. Only a window under 8 000 has none.
+    const windows = [7_999, 24_999, 25_000, 200_000, 200_001, 500_000, 500_001];
     expect(windows.map((w) => defaultLadderPercents(w))).toEqual([
       [],
+      [20, 40, 60, 80],
       [20, 40, 60, 80],
       [20, 40, 60, 80],
       [10, 20, 30, 40, 50, 60, 70, 80, 90],
       [10, 20, 30, 40, 50, 60, 70, 80, 90],
       Array.from({ length: 18 }, (_, i) => (i + 1) * 5),
     ]);
-    expect(resolveThresholds(24_999)).toEqual([]);
+    expect(resolveThresholds(7_999)).toEqual([]);
     expect(resolveThresholds(25_000, { reserved: 0 })).toEqual([5_000, 10_000, 15_000, 20_000]);
     expect(resolveThresholds(500_001)).toHaveLength(18);
   });

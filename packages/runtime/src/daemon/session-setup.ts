@@ -1,7 +1,8 @@
 import {
-  CHECKPOINT_RESERVED,
   DEFAULT_TAIL_POLICY,
   ThresholdError,
+  defaultReserved,
+  scaledTailPolicy,
   resolveThresholds,
   usableWindow,
   type SessionInput,
@@ -26,11 +27,13 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     ...(req.model.max_output_tokens !== undefined ? { maxOutputTokens: req.model.max_output_tokens } : {}),
     ...(req.model.input_limit !== undefined ? { inputLimit: req.model.input_limit } : {}),
   });
+  // A small window gets reserves in proportion (see `defaultReserved`); an agent's own value is used as it is.
+  const reserved = req.checkpoint?.reserved ?? defaultReserved(usable);
   let thresholds: number[];
   try {
     thresholds = resolveThresholds(usable, {
       ...(req.checkpoint?.thresholds !== undefined ? { overrides: req.checkpoint.thresholds } : {}),
-      ...(req.checkpoint?.reserved !== undefined ? { reserved: req.checkpoint.reserved } : {}),
+      reserved,
     });
   } catch (err) {
     if (err instanceof ThresholdError) throw new ProtocolError('bad_request', `invalid request: ${err.message}`, [{ path: 'checkpoint.thresholds', message: err.message }]);
@@ -43,12 +46,12 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     projectId: req.project_id,
     usableWindow: usable,
     thresholds,
-    maxAllowed: usable - (req.checkpoint?.reserved ?? CHECKPOINT_RESERVED),
+    maxAllowed: usable - reserved,
     checkpointEnabled: req.checkpoint?.enabled !== false && options.checkpointDisabled !== true,
     memoryWriteDisabled: req.memory?.disable_write === true,
     fork: forkWanted && tools.forkPossible,
     forkUnavailableReason: forkWanted ? tools.reason : null,
-    tail: { ...(options.tail ?? DEFAULT_TAIL_POLICY) },
+    tail: scaledTailPolicy(options.tail ?? DEFAULT_TAIL_POLICY, usable),
   };
   const api = req.api ?? DEFAULT_PROVIDER_API;
   if (Array.isArray(req.system) && req.system.some((s) => typeof s !== 'string') && api === 'openai-chat') {
