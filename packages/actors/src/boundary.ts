@@ -15,6 +15,8 @@ export interface MessageIndexEntry {
   readonly finished: boolean;
   /** Ids of tool calls issued (assistant) or answered (tool). */
   readonly toolCallIds: readonly string[];
+  /** Images the message carries, not counted in `tokens` (absent: none). */
+  readonly images?: number | undefined;
 }
 
 export interface TailPolicy {

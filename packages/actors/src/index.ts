@@ -45,3 +45,14 @@ export type { WriterPerf, WriterEffect } from './writer-effects.ts';
 export { writerMachine } from './writer-machine.ts';
 export type { WriterContext } from './writer-context.ts';
 export { foldStart, foldEvent } from './fold.ts';
+export {
+  IMAGE_TOKENS,
+  UNCALIBRATED,
+  addCounts,
+  calibratedTokens,
+  countsOfMessage,
+  observe,
+  type Calibration,
+  type ContentCounts,
+  type Observation,
+} from './calibration.ts';

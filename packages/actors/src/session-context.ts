@@ -1,3 +1,4 @@
+import { NO_CONTENT, UNCALIBRATED, type Calibration, type ContentCounts, type Observation } from './calibration.ts';
 import { emptyIndex, type IndexList } from './index-list.ts';
 import type { RebuildReason, WriterMode, WriterOutcome, WriterTrigger } from '@baton/protocol';
 import type { Failure, SessionInput, Task } from './session-events.ts';
@@ -53,6 +54,20 @@ export interface SessionContext {
    * newer finished assistant message reports usage (reference §9.6).
    */
   readonly usageRecovered: boolean;
+  /** Provider tokens per Baton token by kind of content, learnt from the usage the replies reported. */
+  readonly calibration: Calibration;
+  /** Baton's counts of the messages of the current context, by kind (the sums of the index). */
+  readonly counts: ContentCounts;
+  /** The newest reported request of the current context (a rebuild starts a new context), to learn from the change. */
+  readonly lastObservation: Observation | null;
+  /** Prompt tokens the provider reported for the newest request, or null before any report. */
+  readonly lastPromptTokens: number | null;
+  /** Requests the provider counted above the model's window or refused as too long: never expected, always counted. */
+  readonly overWindow: number;
+  /** Writers that failed in a row (a success resets it): a rebuild asks for another only every so many overflows. */
+  readonly failedWriters: number;
+  /** Rebuilds since the last writer failed (what the backoff counts). */
+  readonly rebuildsSinceFailure: number;
 }
 
 /** A rebuild waiting for a writer, rendering, or compacting. */
@@ -87,6 +102,13 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     rebuild: null,
     rebuildSeq: 0,
     usageRecovered: false,
+    calibration: UNCALIBRATED,
+    counts: NO_CONTENT,
+    lastObservation: null,
+    lastPromptTokens: null,
+    overWindow: 0,
+    failedWriters: 0,
+    rebuildsSinceFailure: 0,
   };
 }
 

@@ -21,6 +21,8 @@ export const MessageIndexEntrySchema = z.object({
   textual: z.boolean(),
   finished: z.boolean(),
   toolCallIds: z.array(z.string()),
+  /** Images the message carries (not in `tokens`: a provider counts an image by its size, not its bytes). */
+  images: z.number().int().nonnegative().optional(),
 });
 
 /** Indexed form of one appended message (bodies stay in the log, never in the actor's context). */
@@ -29,6 +31,8 @@ export const IndexedMessageSchema = MessageIndexEntrySchema.extend({
   main: z.boolean(),
   /** Provider usage total of a finished assistant message, when reported. */
   usageTotal: z.number().int().nonnegative().nullable(),
+  /** The prompt tokens of that usage: what the provider counted for the request this message answered. */
+  usagePrompt: z.number().int().nonnegative().nullable().optional(),
 });
 export type IndexedMessage = z.infer<typeof IndexedMessageSchema>;
 
@@ -38,6 +42,16 @@ export type Task = TaskItem;
 /** A writer failure as the actors record it: the wire's `{ kind, retryable }` plus a message for logs and replay. */
 export const FailureSchema = WriterFailureSchema.extend({ message: z.string().optional() });
 export type Failure = z.infer<typeof FailureSchema>;
+
+/**
+ * What a fitted rebuild tells the session besides its boundary and tail: the new token counts of tail messages whose
+ * outputs it cleared or cut (so the index counts what the agent will send), and whether the messages no checkpoint
+ * covers took so much of the window that a writer should catch up now.
+ */
+const FittedTailFields = {
+  adjusted: z.array(z.object({ id: z.string(), tokens: z.number().int().nonnegative(), images: z.number().int().nonnegative().optional() })).optional(),
+  catchUp: z.boolean().optional(),
+};
 
 export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('session.resumed') }),
@@ -74,6 +88,11 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     inFlightWaitMs: z.number().int().nonnegative().default(DEFAULT_WAITS.rebuildInFlightMs),
     /** checkpoint.md exists on disk (observed by the runtime when the request arrived). */
     checkpointExists: z.boolean(),
+    /**
+     * The provider refused the request the agent sent as longer than its window, and counted it as `tokens` (null when
+     * its error did not say): the session's calibration learns from it before the rebuild is fitted.
+     */
+    providerRefused: z.object({ tokens: z.number().int().positive().nullable() }).optional(),
   }),
   z.object({ type: z.literal('timer.fired'), timerId: z.string() }),
   /** A rebuild whose requester is gone (the daemon restarted while it ran): dropped without an answer. */
@@ -86,6 +105,7 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     /** The boundary message Baton inserted, and the ids of the preserved tail that follows it. */
     boundary: MessageIndexEntrySchema.optional(),
     tailIds: z.array(z.string()),
+    ...FittedTailFields,
   }),
   z.object({
     type: z.literal('rebuild.compacted'),
@@ -93,6 +113,7 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     source: z.enum(['model', 'extractive']),
     boundary: MessageIndexEntrySchema,
     tailIds: z.array(z.string()),
+    ...FittedTailFields,
   }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
@@ -112,5 +133,9 @@ export const SessionInputSchema = z.object({
   /** Why the writer runs in delta mode although fork mode was requested, if so. */
   forkUnavailableReason: z.string().nullable(),
   tail: z.object({ minTokens: z.number().int(), maxTokens: z.number().int(), minTextMessages: z.number().int() }),
+  /** The model's context window as declared at `open` (absent in sessions recorded before it was kept). */
+  contextWindow: z.number().int().nonnegative().optional(),
+  /** Baton's count of what every request carries besides the messages: the system prompt and the tool definitions (absent: 0). */
+  overheadTokens: z.number().int().nonnegative().optional(),
 });
 export type SessionInput = z.infer<typeof SessionInputSchema>;

@@ -4,6 +4,7 @@ import type { SessionEffect } from './session-effects.ts';
 import type { SessionEvent, SessionInput } from './session-events.ts';
 import {
   abandonRebuild,
+  answersAtOnce,
   adoptCompactedContext,
   adoptRenderedContext,
   answerRenderFailed,
@@ -40,7 +41,9 @@ import {
   queueRequest,
   refuseCheckpoint,
   replyToCheckpoint,
+  catchesUp,
   settleWriter,
+  startCatchUpWriter,
   startWriter,
 } from './session-slot.ts';
 import {
@@ -115,6 +118,7 @@ const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRe
  *        ─ messages.appended [reachesRung] ─────────────────────────────► idle            (rungs fire, no writer)
  *        ─ checkpoint.requested [canStartWriter] ───────────────────────► running         (else refused)
  *        ─ rebuild.requested [rebuild in idle ∧ rebuildNeedsWriter] ────► running
+ *        ─ rebuild.rendered | rebuild.compacted [catchesUp] ────────────► running         (a writer catches up)
  *   running ─ checkpoint.requested [canQueueRequest] ───────────────────► runningPending  (else refused)
  *           ─ writer.settled [isRunningWriter] ─────────────────────────► idle
  *   runningPending ─ checkpoint.requested ──────────────────────────────► runningPending  (replaces the request)
@@ -126,6 +130,7 @@ const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRe
  *   idle ─ rebuild.requested [checkpointsOff | memoryWritesOff] ────────► compacting
  *        ─ rebuild.requested [hasUsableCheckpoint ∧ hasRunningWriter] ──► waiting         (for the in-flight writer)
  *        ─ rebuild.requested [hasUsableCheckpoint] ─────────────────────► rendering
+ *        ─ rebuild.requested [answersAtOnce] ───────────────────────────► compacting      (the agent's compaction)
  *        ─ rebuild.requested [hasRunningWriter | rebuildNeedsWriter] ───► waiting         (for a checkpoint)
  *        ─ rebuild.requested ───────────────────────────────────────────► compacting
  *   waiting ─ writer.settled [isAwaitedWriter ∧ rendersAfterSettle] ────► rendering
@@ -179,6 +184,7 @@ export const sessionMachine = setup({
     announceCrossedRungs: act(announceCrossedRungs),
     markRungsCrossed: act(markRungsCrossed),
     startWriter: act(startWriter),
+    startCatchUpWriter: actOn(['rebuild.rendered', 'rebuild.compacted'], startCatchUpWriter),
     queueRequest: act(queueRequest),
     replyToCheckpoint: actOn(['checkpoint.requested'], replyToCheckpoint),
     refuseCheckpoint: actOn(['checkpoint.requested'], refuseCheckpoint),
@@ -221,6 +227,8 @@ export const sessionMachine = setup({
     hasUsableCheckpoint: when(['rebuild.requested'], hasUsableCheckpoint),
     hasRunningWriter: ({ context }) => hasRunningWriter(context),
     rebuildNeedsWriter: when(['rebuild.requested'], rebuildNeedsWriter),
+    answersAtOnce: when(['rebuild.requested'], answersAtOnce),
+    catchesUp: when(['rebuild.rendered', 'rebuild.compacted'], catchesUp),
     isAwaitedWriter: when(['writer.settled'], isAwaitedWriter),
     rendersAfterSettle: when(['writer.settled'], rendersAfterSettle),
     isWaitTimer: when(['timer.fired'], isWaitTimer),
@@ -258,6 +266,9 @@ export const sessionMachine = setup({
               { actions: 'refuseCheckpoint' },
             ],
             'rebuild.requested': { guard: and([stateIn('#session.rebuild.idle'), 'rebuildNeedsWriter']), target: 'running', actions: startFor('rebuild') },
+            // A rebuild whose boundary no checkpoint covers yet asks a writer to catch up to it.
+            'rebuild.rendered': { guard: 'catchesUp', target: 'running', actions: 'startCatchUpWriter' },
+            'rebuild.compacted': { guard: 'catchesUp', target: 'running', actions: 'startCatchUpWriter' },
             'drain.requested': { actions: 'drain' },
           },
         },
@@ -309,6 +320,7 @@ export const sessionMachine = setup({
                 actions: [beginAs('usable'), { type: 'awaitWriter', params: ({ event }) => ({ ms: Math.min(event.inFlightWaitMs, event.waitMs) }) }],
               },
               { guard: 'hasUsableCheckpoint', target: 'rendering', actions: [beginAs('usable'), 'renderRebuild'] },
+              { guard: 'answersAtOnce', target: 'compacting', actions: [beginAs('needed'), compactWith('compacted')] },
               { guard: 'hasRunningWriter', target: 'waiting', actions: [beginAs('needed'), { type: 'awaitWriter', params: ({ event }) => ({ ms: event.waitMs }) }] },
               // The slot region started the writer in this step.
               { guard: 'rebuildNeedsWriter', target: 'waiting', actions: [beginAs('needed'), { type: 'awaitWriter', params: ({ event }) => ({ ms: event.waitMs }) }] },

@@ -1,11 +1,12 @@
 import type { RebuildOutcome } from '@baton/protocol';
+import { NO_CONTENT, addCounts, calibratedTokens, countsOfMessage, observe } from './calibration.ts';
 import { computeBoundaryIndex, type MessageIndexEntry } from './boundary.ts';
 import { indexEntries, indexFromEntries } from './index-list.ts';
 import type { RebuildInProgress, SessionContext } from './session-context.ts';
 import type { SessionEvent } from './session-events.ts';
 import { watermarkAfter } from './session-slot.ts';
 import type { Emit, Events, SessionStep } from './session-step.ts';
-import { canStartWriter } from './writer-request.ts';
+import { canStartWriter, writerDueAfterFailures } from './writer-request.ts';
 
 /**
  * The rebuild decision chain (SPEC §2.6 / reference §9.2) and its results: guards and action bodies of the rebuild
@@ -32,9 +33,27 @@ export function hasUsableCheckpoint(ctx: SessionContext, event: Events<'rebuild.
   return ctx.watermark !== null && event.checkpointExists;
 }
 
-/** Guard: the rebuild has to ask the (free) writer slot for a writer — the slot region starts it in the same step. */
+/**
+ * Guard: the rebuild has to ask the (free) writer slot for a writer — the slot region starts it in the same step. Not
+ * for the agent's own compaction (answered at once), nor while writers that failed in a row back rebuilds off.
+ */
 export function rebuildNeedsWriter(ctx: SessionContext, event: Events<'rebuild.requested'>): boolean {
-  return ctx.input.checkpointEnabled && !ctx.input.memoryWriteDisabled && !hasUsableCheckpoint(ctx, event) && canStartWriter(ctx);
+  return (
+    ctx.input.checkpointEnabled &&
+    !ctx.input.memoryWriteDisabled &&
+    !hasUsableCheckpoint(ctx, event) &&
+    event.reason !== 'compaction' &&
+    writerDueAfterFailures(ctx, ctx.rebuildsSinceFailure + 1) &&
+    canStartWriter(ctx)
+  );
+}
+
+/**
+ * Guard: the agent asked its model for a summary and no checkpoint can answer it: it is answered at once from the
+ * conversation (an extractive summary, no model call), never after waiting for a writer. A writer catches up after.
+ */
+export function answersAtOnce(ctx: SessionContext, event: Events<'rebuild.requested'>): boolean {
+  return event.reason === 'compaction' && !hasUsableCheckpoint(ctx, event);
 }
 
 /** Guard: the settlement is the one of the writer the rebuild waits for. */
@@ -68,10 +87,27 @@ export const beginRebuild: SessionStep<Events<'rebuild.requested'>, { readonly m
   if (event.reason === 'compaction') emit({ kind: 'publish', event: { type: 'status', text: "Answering the agent's compaction from the checkpoint…" } });
   return {
     ...ctx,
+    ...afterRefusal(ctx, event),
     rebuildSeq: ctx.rebuildSeq + 1,
+    rebuildsSinceFailure: ctx.failedWriters > 0 ? ctx.rebuildsSinceFailure + 1 : ctx.rebuildsSinceFailure,
     rebuild: { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode, writerId: null, timerId: null, compactOutcome: 'compacted' },
   };
 };
+
+/** When the provider counts more than the calibration predicted and says nothing of how much more. */
+const UNKNOWN_EXCESS = 1.25;
+
+/**
+ * The provider refused the agent's request as too long: that request did not fit (counted), and what the provider
+ * counted for it (or, when its error did not say, a quarter more than predicted) is a report the calibration learns
+ * from before the rebuild is fitted. The refused request answered nothing, so no later report is compared with it.
+ */
+function afterRefusal(ctx: SessionContext, event: Events<'rebuild.requested'>): Partial<SessionContext> {
+  if (event.providerRefused === undefined) return {};
+  const counts = addCounts({ text: ctx.input.overheadTokens ?? 0, tool: 0, images: 0 }, ctx.counts);
+  const observed = event.providerRefused.tokens ?? Math.ceil(calibratedTokens(ctx.calibration, counts) * UNKNOWN_EXCESS);
+  return { calibration: observe(ctx.calibration, { observed, counts }, null), lastObservation: null, overWindow: ctx.overWindow + 1 };
+}
 
 /** One rebuild at a time; the runtime refuses a second one before logging it, so this only guards the machine. */
 export const refuseRebuild: SessionStep<Events<'rebuild.requested'>> = (ctx, event, emit) => {
@@ -114,11 +150,24 @@ export const compactRebuild: SessionStep<SessionEvent, { readonly outcome: Rebui
   return { ...ctx, rebuild: { ...rebuild, phase: 'compacting', compactOutcome: outcome, timerId: null } };
 };
 
-/** Re-bases the session on its new context: the boundary message then the preserved tail; the ladder re-arms. */
-function rebase(ctx: SessionContext, boundary: MessageIndexEntry, tailIds: readonly string[]): SessionContext {
-  const keep = new Set(tailIds);
-  const tail = indexEntries(ctx.index).filter((m) => keep.has(m.id));
-  return { ...ctx, index: indexFromEntries([boundary, ...tail]), crossed: [], recoveryGate: null, usageRecovered: true };
+/**
+ * Re-bases the session on its new context: the boundary message then the preserved tail, with the counts of the tail
+ * messages the rebuild sends otherwise (`adjusted`: an output cleared, a text cut); the ladder re-arms, and the
+ * calibration learns from the new context's first report on its own (the change from the old one means nothing).
+ */
+function rebase(ctx: SessionContext, event: Events<'rebuild.rendered' | 'rebuild.compacted'>, boundary: MessageIndexEntry): SessionContext {
+  const keep = new Set(event.tailIds);
+  const adjusted = new Map((event.adjusted ?? []).map((a) => [a.id, a]));
+  const tail = indexEntries(ctx.index).flatMap((m): MessageIndexEntry[] => {
+    if (!keep.has(m.id)) return [];
+    const a = adjusted.get(m.id);
+    if (a === undefined) return [m];
+    const { images: _images, ...rest } = m;
+    return [{ ...rest, tokens: a.tokens, ...(a.images !== undefined && a.images > 0 ? { images: a.images } : {}) }];
+  });
+  const entries = [boundary, ...tail];
+  const counts = entries.reduce((sum, m) => addCounts(sum, countsOfMessage(m)), NO_CONTENT);
+  return { ...ctx, index: indexFromEntries(entries), crossed: [], recoveryGate: null, usageRecovered: true, counts, lastObservation: null };
 }
 
 /** Answers the request and publishes the outcome; the rebuild is over. */
@@ -137,7 +186,7 @@ export function renderSucceeded(event: Events<'rebuild.rendered'>): boolean {
 /** The session continues from the rendered boundary message and the tail after the watermark. */
 export const adoptRenderedContext: SessionStep<Events<'rebuild.rendered'>> = (ctx, event, emit) => {
   if (event.boundary === undefined) throw new Error('adoptRenderedContext taken without a boundary message');
-  return finish(rebase(ctx, event.boundary, event.tailIds), 'rebuilt', ctx.watermark, true, emit);
+  return finish(rebase(ctx, event, event.boundary), 'rebuilt', ctx.watermark, true, emit);
 };
 
 /** The checkpoint could not be rendered: the conversation is left as it was. */
@@ -146,7 +195,7 @@ export const answerRenderFailed: SessionStep<Events<'rebuild.rendered'>> = (ctx,
 /** The session continues from the summary and the preserved tail. */
 export const adoptCompactedContext: SessionStep<Events<'rebuild.compacted'>> = (ctx, event, emit) => {
   const covered = coveredBefore(indexEntries(ctx.index), event.tailIds);
-  return finish(rebase(ctx, event.boundary, event.tailIds), current(ctx).compactOutcome, covered, true, emit);
+  return finish(rebase(ctx, event, event.boundary), current(ctx).compactOutcome, covered, true, emit);
 };
 
 /** A rebuild whose requester is gone (the daemon restarted while it ran): dropped without an answer. */

@@ -1,3 +1,4 @@
+import { addCounts, countsOfMessage, observe, type ContentCounts } from './calibration.ts';
 import { appendToIndex } from './index-list.ts';
 import type { Failure, IndexedMessage } from './session-events.ts';
 import type { RunningWriter, SessionContext } from './session-context.ts';
@@ -31,18 +32,33 @@ function usageAfter(ctx: SessionContext, messages: readonly IndexedMessage[]): P
   return { tokens, usageRecovered };
 }
 
+type IndexedFields = Pick<SessionContext, 'index' | 'tokens' | 'usageRecovered' | 'calibration' | 'counts' | 'lastObservation' | 'lastPromptTokens' | 'overWindow'>;
+
 /**
- * The fields adding the main-slice messages changes: the index, and the tokens (the newest finished assistant message
- * with usage sets them).
+ * The fields adding the main-slice messages changes: the index and its counts, the tokens (the newest finished
+ * assistant message with usage sets them), and the calibration: each reported prompt is compared with Baton's count of
+ * the request it answered — the system prompt and tools, and every message of the context before it.
  */
-export function indexedFields(ctx: SessionContext, event: Events<'messages.appended'>): Pick<SessionContext, 'index' | 'tokens' | 'usageRecovered'> {
+export function indexedFields(ctx: SessionContext, event: Events<'messages.appended'>): IndexedFields {
   const main = event.messages.filter((m) => m.main);
   const index = appendToIndex(
     ctx.index,
-    main.map(({ id, role, tokens, textual, finished, toolCallIds }) => ({ id, role, tokens, textual, finished, toolCallIds })),
+    main.map(({ id, role, tokens, textual, finished, toolCallIds, images }) => ({ id, role, tokens, textual, finished, toolCallIds, ...(images !== undefined && images > 0 ? { images } : {}) })),
   );
   const { tokens, usageRecovered } = usageAfter(ctx, main);
-  return { index, tokens, usageRecovered };
+  let { calibration, counts, lastObservation, lastPromptTokens, overWindow } = ctx;
+  const overhead: ContentCounts = { text: ctx.input.overheadTokens ?? 0, tool: 0, images: 0 };
+  for (const m of main) {
+    if (m.role === 'assistant' && m.finished && m.usagePrompt != null) {
+      const now = { observed: m.usagePrompt, counts: addCounts(overhead, counts) };
+      calibration = observe(calibration, now, lastObservation);
+      lastObservation = now;
+      lastPromptTokens = m.usagePrompt;
+      if ((ctx.input.contextWindow ?? 0) > 0 && m.usagePrompt > (ctx.input.contextWindow ?? 0)) overWindow++;
+    }
+    counts = addCounts(counts, countsOfMessage(m));
+  }
+  return { index, tokens, usageRecovered, calibration, counts, lastObservation, lastPromptTokens, overWindow };
 }
 
 /** Adds the main-slice messages to the index; the newest finished assistant message with usage sets the tokens. */

@@ -2,8 +2,8 @@ import type { WriterTrigger } from '@baton/protocol';
 import type { LastOutcome, RunningWriter, SessionContext } from './session-context.ts';
 import type { SessionEvent } from './session-events.ts';
 import { recoveryGateAfter } from './session-rungs.ts';
-import type { Events, SessionStep } from './session-step.ts';
-import { canStartWriter, claimWriterSlot } from './writer-request.ts';
+import type { Emit, Events, SessionStep } from './session-step.ts';
+import { canStartWriter, claimCatchUp, claimWriterSlot, type SlotClaim } from './writer-request.ts';
 
 /**
  * The writer slot (at most one running writer, at most one pending request): guards and action bodies of the slot
@@ -17,8 +17,19 @@ export interface CheckpointReply {
 }
 
 /** Starts a writer in the free slot with its boundary frozen, and announces it. The guards made sure the slot is free. */
-export const startWriter: SessionStep<SessionEvent, { readonly trigger: WriterTrigger; readonly rung: number | null }> = (ctx, _event, emit, { trigger, rung }) => {
-  const claim = claimWriterSlot(ctx);
+export const startWriter: SessionStep<SessionEvent, { readonly trigger: WriterTrigger; readonly rung: number | null }> = (ctx, _event, emit, { trigger, rung }) =>
+  startClaimed(ctx, claimWriterSlot(ctx), emit, trigger, rung);
+
+/**
+ * Starts the writer that catches the checkpoint up to the boundary message a rebuild inserted (`catchUp`): claimed on
+ * the context as the rebuild leaves it, before the rebuild region re-bases it (the writer record is all it sets).
+ */
+export const startCatchUpWriter: SessionStep<Events<'rebuild.rendered' | 'rebuild.compacted'>> = (ctx, event, emit) => {
+  if (event.boundary === undefined) throw new Error('startCatchUpWriter taken without a boundary');
+  return startClaimed(ctx, claimCatchUp(ctx, event.boundary.id), emit, 'rebuild', null);
+};
+
+function startClaimed(ctx: SessionContext, claim: SlotClaim, emit: Emit, trigger: WriterTrigger, rung: number | null): SessionContext {
   if (claim.result !== 'started') throw new Error(`startWriter taken while the slot cannot be claimed (${claim.result})`);
   const { writerId, boundary, mode, deltaFrom } = claim;
   const { input } = ctx;
@@ -36,7 +47,14 @@ export const startWriter: SessionStep<SessionEvent, { readonly trigger: WriterTr
   });
   emit({ kind: 'publish', event: { type: 'status', text: 'Writing checkpoint…' } });
   return { ...ctx, writer: { writerId, boundary, mode, trigger, rung, firedAt: ctx.tokens }, writerSeq: ctx.writerSeq + 1 };
-};
+}
+
+/** Guard: a rebuild that succeeded asks a writer to catch up, and one can start (slot free, switches on, not backed off). */
+export function catchesUp(ctx: SessionContext, event: Events<'rebuild.rendered' | 'rebuild.compacted'>): boolean {
+  if (event.catchUp !== true || event.boundary === undefined || ctx.rebuild?.requestId !== event.requestId) return false;
+  if (event.type === 'rebuild.rendered' && !event.ok) return false;
+  return claimCatchUp(ctx, event.boundary.id).result === 'started';
+}
 
 /** Queues a request behind the running writer; a newer request replaces the pending one. */
 export const queueRequest: SessionStep<SessionEvent, { readonly trigger: WriterTrigger }> = (ctx, _event, emit, { trigger }) => {
@@ -87,7 +105,11 @@ export const settleWriter: SessionStep<Events<'writer.settled'>> = (ctx, event, 
     event: { type: 'writer.settled', writer_id: writer.writerId, outcome: event.outcome, ...(event.failure !== undefined ? { failure: event.failure } : {}), watermark },
   });
   const gate = event.outcome === 'failure' ? recoveryGateAfter(ctx, writer, event.failure) : null;
-  return { ...ctx, watermark, lastOutcome, writer: null, pending: null, recoveryGate: gate ?? ctx.recoveryGate };
+  // Failures in a row back the rebuilds' writers off (counted in rebuilds); a success ends it. Cancelled and skipped
+  // writers neither count nor end it.
+  const failedWriters = event.outcome === 'success' ? 0 : event.outcome === 'failure' ? ctx.failedWriters + 1 : ctx.failedWriters;
+  const rebuildsSinceFailure = event.outcome === 'success' || event.outcome === 'failure' ? 0 : ctx.rebuildsSinceFailure;
+  return { ...ctx, watermark, lastOutcome, writer: null, pending: null, recoveryGate: gate ?? ctx.recoveryGate, failedWriters, rebuildsSinceFailure };
 };
 
 /** Guard: the pending request, evaluated against the conversation as it is once the running writer settled, starts one. */

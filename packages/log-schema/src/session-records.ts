@@ -25,13 +25,40 @@ function inputPayload<T extends SessionEvent['type']>(type: T): PayloadOf<T> {
   return (option as z.ZodObject).omit({ type: true }) as unknown as PayloadOf<T>;
 }
 
-/** What the worker attaches to a finished rebuild: the boundary message it inserted and the cleared tool outputs. */
+const count = z.number().int().nonnegative();
+
+/**
+ * What a fitted rebuild did (log and inspector only; the session folds `adjusted` and `catchUp`): the usable window
+ * (`limit`) and the share it aimed at, the tail's budget, the provider tokens of each part by the calibration it
+ * counted with, and the measures it took in order (`cut`, `clear`, `truncate`, `truncate-user`, `summarise-user`,
+ * `smaller-caps`).
+ */
+const FitReportSchema = z.object({
+  limit: count,
+  target: count,
+  budget: count,
+  tokens: z.object({ overhead: count, boundary: count, tail: count, total: count }),
+  fits: z.boolean(),
+  steps: z.array(z.object({ step: z.string(), messages: count, tokens: z.number().int() })),
+  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number() }),
+});
+
+/**
+ * What the worker attaches to a finished rebuild: the boundary message it inserted, the cleared tool outputs, the
+ * bodies of tail messages a fit changed (an output cleared with a note, a text cut), what no checkpoint covers yet
+ * (carried to the next rebuild), and the fit's report.
+ */
 const RebuiltContextFields = {
   message: MessageSchema.optional(),
   cleared: z.array(z.string()).optional(),
   clearedText: z.string().optional(),
-  tokens: z.number().int().nonnegative().optional(),
-  sections: z.array(z.object({ name: z.string(), tokens: z.number().int().nonnegative() })).optional(),
+  tokens: count.optional(),
+  sections: z.array(z.object({ name: z.string(), tokens: count })).optional(),
+  replaced: z.array(MessageSchema).optional(),
+  uncovered: z.object({ lines: z.array(z.string()), users: z.array(z.object({ id: z.string(), text: z.string() })) }).optional(),
+  fit: FitReportSchema.optional(),
+  adjusted: z.array(z.object({ id: z.string(), tokens: count, images: count.optional() })).optional(),
+  catchUp: z.boolean().optional(),
 };
 
 /** An effect as a decision records it (checked for its `kind`; replay compares the rest field by field). */
@@ -51,11 +78,20 @@ export const SessionSnapshotSchema = z.object({
   for: z.number().int().nonnegative(),
   state: z.object({
     value: z.unknown(),
-    context: z.custom<SessionContext>((v) => isObject(v) && isIndexList((v as { index?: unknown }).index), { message: 'expected a session context' }),
+    // A snapshot of an older build (without the calibration its context now holds) is passed over: the session is
+    // folded from its inputs instead, which computes every field.
+    context: z.custom<SessionContext>(
+      (v) => isObject(v) && isIndexList((v as { index?: unknown }).index) && isObject((v as { calibration?: unknown }).calibration),
+      { message: 'expected a session context' },
+    ),
   }),
   host: z.object({
     inserted: z.array(MessageSchema),
     cleared: z.array(z.tuple([z.string(), z.string()])),
+    /** Tail messages a fitted rebuild sends otherwise than they were recorded (absent in older snapshots: none). */
+    replaced: z.array(MessageSchema).optional(),
+    /** What fitted rebuilds took out of the context and no checkpoint covers yet (absent: nothing). */
+    uncovered: z.object({ lines: z.array(z.string()), users: z.array(z.object({ id: z.string(), text: z.string() })) }).optional(),
     writerStartedAt: z.number().int().nullable(),
     lastSettledAt: z.number().int().nullable(),
   }),
@@ -81,6 +117,9 @@ export const DecisionStateSchema = z.object({
     .object({ writerId: z.string(), outcome: z.string(), failure: FailureSchema.nullable(), reason: z.string().nullable() })
     .nullable()
     .optional(),
+  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number() }).optional(),
+  lastPromptTokens: z.number().optional(),
+  overWindow: z.number().optional(),
 });
 export type DecisionState = z.infer<typeof DecisionStateSchema>;
 

@@ -6,6 +6,7 @@ export { MEMORY_ID_PATTERN, memoryPaths, type MemoryPaths } from './memory-paths
 
 // Templates: prompts, checkpoint sections, bootstrap
 export { loadPrompt, renderPrompt } from './templates/prompt-registry.ts';
+export { fillLabel, loadPromptLabels } from './templates/prompt-labels.ts';
 export { checkCheckpointStructure, parseSections } from './templates/checkpoint-sections.ts';
 export { bootstrapMemory, migrateLegacyMemory } from './templates/bootstrap.ts';
 
@@ -29,7 +30,9 @@ export { decideValidation, type Violation } from './validator/violation.ts';
 export { renderExtractionReflection, renderValidationReflection } from './validator/reflection.ts';
 
 // Rebuild: caps, the rebuilt context, extractive summaries
-export { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS, resolveRebuildCaps, type RebuildCaps } from './rebuild/rebuild-caps.ts';
+export { DEFAULT_REBUILD_CAPS, REBUILD_CAP_KEYS, resolveRebuildCaps, scaleRebuildCaps, type RebuildCaps } from './rebuild/rebuild-caps.ts';
+export { selectRecentUserInput, type RecentUserMessage } from './rebuild/recent-user-input.ts';
+export { truncateHeadTail } from './tokens/head-tail-truncate.ts';
 export { renderRebuildContext, type RebuildContextInput } from './rebuild/rebuild-context.ts';
 export { extractiveSummary } from './rebuild/extractive-summary.ts';
 export type { ChatMessageLike } from './rebuild/message-parts.ts';

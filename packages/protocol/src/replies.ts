@@ -16,7 +16,14 @@ import { MessageSchema } from './messages.ts';
 
 const ok = z.literal(true);
 
-/** The session's state as `append` and `status` report it. `overflow: true` means: call `rebuild` first. */
+/**
+ * The session's state as `append` and `status` report it. `overflow: true` means: call `rebuild` first. Additive
+ * fields, present once they say something: `calibration`, the provider tokens per Baton (o200k) token the session
+ * learnt from the usage its replies reported, by kind of content (`image`: per 1 000 of Baton's tokens an image is
+ * counted as); `last_prompt_tokens`, what the provider reported for the newest request; `over_window`, how many
+ * requests the provider counted above the model's window or refused as too long (never expected: a rebuilt request
+ * is fitted to the usable window).
+ */
 export const SessionStateSchema = z.object({
   tokens: CountSchema,
   usable_window: CountSchema,
@@ -24,6 +31,9 @@ export const SessionStateSchema = z.object({
   watermark: z.string().nullable(),
   writer: WriterSlotSchema,
   overflow: z.boolean(),
+  calibration: z.object({ text: z.number().positive(), tool: z.number().positive(), image: z.number().positive() }).optional(),
+  last_prompt_tokens: CountSchema.optional(),
+  over_window: CountSchema.optional(),
 });
 export type SessionState = z.infer<typeof SessionStateSchema>;
 

@@ -9,6 +9,7 @@ import type { WriterEvent } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
 import { ChartCoverage } from './chart-coverage.ts';
 import {
+  CATCHUP_GEN,
   CHECKPOINT_OFF_INPUT,
   DELTA_GEN,
   DELTA_INPUT,
@@ -18,7 +19,7 @@ import {
   SLOT_GEN,
   SWITCH_GEN,
   SessionStepper,
-  abstractSession,
+  abstractionFor,
   sessionEvents,
   type SessionGenOptions,
   type SessionSnapshot,
@@ -51,6 +52,7 @@ describe('chart coverage', () => {
       [CHECKPOINT_OFF_INPUT, SWITCH_GEN],
       [MEMORY_WRITE_OFF_INPUT, SWITCH_GEN],
       [DELTA_INPUT, DELTA_GEN],
+      [MODEL_INPUT, CATCHUP_GEN],
       // A closed session given agent input (the runtime refuses it): the one way to close with a writer running while
       // closed. Only what the lifecycle needs is offered.
       [MODEL_INPUT, { ...SLOT_GEN, usages: [500], subagent: false, settlements: ['success'], staleSettlements: false, drain: false, closedInput: true }],
@@ -62,7 +64,7 @@ describe('chart coverage', () => {
       const adj = getAdjacencyMap(stepper.logic(), {
         fromState: init,
         events: (s: SessionSnapshot): SessionEvent[] => sessionEvents(s, gen).map((l) => l.event),
-        serializeState: abstractSession,
+        serializeState: abstractionFor(gen),
         limit: 100_000,
       });
       edges += cover(coverage, adj);

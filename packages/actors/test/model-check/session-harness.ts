@@ -11,6 +11,7 @@ import type { FailureKind, WriterOutcome } from '@baton/protocol';
 import type { Failure, IndexedMessage, SessionEvent, SessionInput } from '../../src/session-events.ts';
 import { sessionMachine } from '../../src/session-machine.ts';
 import { effectCollector, type Checks, type Labelled as GenericLabelled } from './graph-harness.ts';
+import { backoffPeriod, writerDueAfterFailures } from '../../src/writer-request.ts';
 
 export type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 
@@ -48,6 +49,8 @@ export interface SessionGenOptions {
   readonly close: boolean;
   /** Also offer agent input to a closed session (the runtime refuses it with `conflict`, so no log has it). */
   readonly closedInput?: boolean;
+  /** Offer fitted rebuild results that ask a writer to catch up (`catchUp`). */
+  readonly catchUp?: boolean;
 }
 
 export type SettlementLabel = 'success' | `failure:${Exclude<FailureKind, 'cancelled'>}` | 'cancelled' | 'skipped';
@@ -88,6 +91,16 @@ export const SLOT_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 1100, 21
 export const REBUILD_GEN: SessionGenOptions = { ...FULL_GEN, usages: [500, 3100], subagent: false, settlements: ['success', 'failure:transient', 'cancelled'], close: false };
 export const SWITCH_GEN: SessionGenOptions = { ...REBUILD_GEN, usages: [500, 1100, 3100], drain: false };
 export const DELTA_GEN: SessionGenOptions = { ...SLOT_GEN, usages: [500, 1100, 2100], settlements: ['success', 'failure:transient', 'skipped'], close: false };
+/** Fitted rebuilds that ask writers to catch up, and writers that fail in a row (the backoff). */
+export const CATCHUP_GEN: SessionGenOptions = {
+  ...REBUILD_GEN,
+  usages: [500, 3100],
+  settlements: ['success', 'failure:validation'],
+  staleSettlements: false,
+  manual: false,
+  drain: false,
+  catchUp: true,
+};
 export const CHECKPOINT_OFF_INPUT: SessionInput = { ...MODEL_INPUT, checkpointEnabled: false };
 export const MEMORY_WRITE_OFF_INPUT: SessionInput = { ...MODEL_INPUT, memoryWriteDisabled: true };
 export const DELTA_INPUT: SessionInput = { ...MODEL_INPUT, fork: false, forkUnavailableReason: 'no writing tool' };
@@ -192,9 +205,12 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
     if (rb?.phase === 'rendering') {
       add('rendered:ok', { type: 'rebuild.rendered', requestId: rb.requestId, ok: true, boundary: boundaryEntry(ctx), tailIds: tailAfterWatermark(ctx) });
       add('rendered:failed', { type: 'rebuild.rendered', requestId: rb.requestId, ok: false, reason: 'render failed', tailIds: [] });
+      // A fitted render whose boundary no checkpoint covers yet: a writer should catch up to it.
+      if (opts.catchUp === true) add('rendered:catchup', { type: 'rebuild.rendered', requestId: rb.requestId, ok: true, boundary: boundaryEntry(ctx), tailIds: tailAfterWatermark(ctx), catchUp: true });
     }
     if (rb?.phase === 'compacting') {
       add('compacted', { type: 'rebuild.compacted', requestId: rb.requestId, source: 'model', boundary: boundaryEntry(ctx), tailIds: tailAfterCompaction(ctx) });
+      if (opts.catchUp === true) add('compacted:catchup', { type: 'rebuild.compacted', requestId: rb.requestId, source: 'extractive', boundary: boundaryEntry(ctx), tailIds: tailAfterCompaction(ctx), catchUp: true });
     }
     // A restart drops the rebuild in progress (its requester is gone); a late one names a finished request.
     if (rb !== null) add('abandoned', { type: 'rebuild.abandoned', requestId: rb.requestId, reason: 'daemon restarted' });
@@ -219,7 +235,11 @@ export function sessionEvents(snapshot: SessionSnapshot, opts: SessionGenOptions
   return out;
 }
 
-/** Context abstraction: what decisions depend on, never ids or the message index. */
+/**
+ * Context abstraction: what decisions depend on, never ids or the message index. The writers' backoff after failures
+ * in a row is left out: it decides only whether a rebuild asks for a writer, which `abstractWithBackoff` (the catch-up
+ * space) follows exactly; elsewhere it would multiply the states without a new decision within their paths.
+ */
 const abstractions = new WeakMap<object, string>();
 export function abstractSession(snapshot: SessionSnapshot): string {
   let key = abstractions.get(snapshot);
@@ -228,6 +248,19 @@ export function abstractSession(snapshot: SessionSnapshot): string {
     abstractions.set(snapshot, key);
   }
   return key;
+}
+
+/** `abstractSession` with the writers' backoff, exactly as far as it decides anything. */
+export function abstractWithBackoff(snapshot: SessionSnapshot): string {
+  const c = snapshot.context;
+  // Failures in a row up to the longest period, and rebuilds since the last one up to the current period.
+  const backoff = c.failedWriters === 0 ? 0 : `${Math.min(c.failedWriters, 3)}:${Math.min(c.rebuildsSinceFailure, backoffPeriod(c.failedWriters))}`;
+  return `${abstractSession(snapshot)}|${backoff}`;
+}
+
+/** The abstraction a generator's space is explored with. */
+export function abstractionFor(gen: SessionGenOptions): (snapshot: SessionSnapshot) => string {
+  return gen.catchUp === true ? abstractWithBackoff : abstractSession;
 }
 
 function abstract(snapshot: SessionSnapshot): string {
@@ -357,6 +390,12 @@ export class SessionMonitor {
     check.that(starts.length <= 1, `${starts.length} writers started in one step`);
     for (const s of starts) {
       check.that(!this.started.has(s.writerId), `writer ${s.writerId} started twice`);
+      // A writer a rebuild starts: on a request only when the backoff after failures allows it; after a fitted rebuild
+      // only when it asked for one, covering up to the boundary message it inserted.
+      if (event.type === 'rebuild.requested') check.that(writerDueAfterFailures(prev, prev.rebuildsSinceFailure + 1), 'a rebuild asked for a writer while writers were backed off');
+      if (event.type === 'rebuild.rendered' || event.type === 'rebuild.compacted') {
+        check.that(event.catchUp === true && s.boundary === event.boundary?.id && s.trigger === 'rebuild', 'a rebuild result started a writer it did not ask for');
+      }
       check.that(prev.writer === null || isSettledFor(event, prev.writer.writerId), 'a writer started while another one runs');
       check.that(next.writer?.writerId === s.writerId && next.writer.boundary === s.boundary, 'the slot was not claimed by the started writer');
       check.that(indexIds(next.index).includes(s.boundary), 'the boundary is not a message of the main slice');
@@ -386,6 +425,12 @@ export class SessionMonitor {
     if (success) check.that(next.watermark === this.started.get(event.writerId), 'watermark is not the boundary frozen at start');
 
     if (event.type === 'drain.requested') check.that(next.pending === null && next.draining, 'drain kept a pending request');
+
+    // The agent's own compaction with no usable checkpoint is answered at once: never a wait for a writer.
+    const usable = prev.watermark !== null && event.type === 'rebuild.requested' && event.checkpointExists;
+    if (event.type === 'rebuild.requested' && prev.rebuild === null && event.reason === 'compaction' && !usable) {
+      check.that(!effects.some((e) => e.kind === 'timer.start') && next.rebuild?.phase === 'compacting', "the agent's compaction waited for a writer");
+    }
 
     // Rebuilds: each request answered exactly once; thresholds never rebuild.
     const replies = effects.filter((e) => e.kind === 'rebuild.reply');

@@ -34,12 +34,16 @@ const DaemonConfigSchema = z.strictObject({
     })
     .refine((t) => t.max_tokens >= t.min_tokens, { message: 'max_tokens must be at least min_tokens', path: ['max_tokens'] })
     .optional(),
+  fit: z
+    .strictObject({ target_share: z.number().gt(0).max(1).optional(), lag_share: z.number().gt(0).max(1).optional(), min_steps: z.int().min(1).max(50).optional() })
+    .optional(),
   waits: z.strictObject(Object.fromEntries(Object.keys(WAIT_KEYS).map((k) => [k, Ms.optional()])) as Record<keyof typeof WAIT_KEYS, z.ZodOptional<typeof Ms>>).optional(),
 });
 
 export interface DaemonConfig {
   readonly budgets?: unknown;
   readonly rebuildCaps?: unknown;
+  readonly fit?: { targetShare?: number; lagShare?: number; minSteps?: number };
   readonly tail?: TailPolicy;
   readonly waits?: WaitsConfig;
 }
@@ -66,6 +70,7 @@ export async function loadDaemonConfig(path: string): Promise<DaemonConfig> {
   return {
     ...(c.budgets !== undefined ? { budgets: c.budgets } : {}),
     ...(c.rebuild_caps !== undefined ? { rebuildCaps: c.rebuild_caps } : {}),
+    ...(c.fit !== undefined ? { fit: fitOf(c.fit) } : {}),
     ...(c.tail !== undefined ? { tail: { minTokens: c.tail.min_tokens, maxTokens: c.tail.max_tokens, minTextMessages: c.tail.min_text_messages } } : {}),
     ...(c.waits !== undefined ? { waits: waitsOf(c.waits) } : {}),
   };
@@ -78,4 +83,13 @@ function waitsOf(file: Partial<Record<keyof typeof WAIT_KEYS, number | undefined
     if (value !== undefined) out[option] = value;
   }
   return out;
+}
+
+/** `fit` in the file (snake_case) → the daemon's `fit` option. */
+function fitOf(fit: { target_share?: number | undefined; lag_share?: number | undefined; min_steps?: number | undefined }): { targetShare?: number; lagShare?: number; minSteps?: number } {
+  return {
+    ...(fit.target_share !== undefined ? { targetShare: fit.target_share } : {}),
+    ...(fit.lag_share !== undefined ? { lagShare: fit.lag_share } : {}),
+    ...(fit.min_steps !== undefined ? { minSteps: fit.min_steps } : {}),
+  };
 }

@@ -11,6 +11,7 @@ import { MemoryStoreError } from '../memory-errors.ts';
 export const REBUILD_CAP_KEYS = [
   'tasks_ledger',
   'checkpoint',
+  'uncovered',
   'actor_ledger',
   'recent_user',
   'recent_user_per_msg',
@@ -30,6 +31,8 @@ export type RebuildCaps = Readonly<Record<RebuildCapKey, number>>;
 export const DEFAULT_REBUILD_CAPS: RebuildCaps = Object.freeze({
   /** checkpoint.md, section-aware. */
   checkpoint: 11_000,
+  /** The steps after the checkpoint that a fitted rebuild took out of the context, one line each. */
+  uncovered: 4_000,
   /** Project MEMORY.md, section-aware. */
   memory: 10_000,
   /** notes.md, plain budgeted read. */
@@ -89,4 +92,15 @@ export function resolveRebuildCaps(overrides: unknown = {}): RebuildCaps {
     if (value !== undefined) caps[key] = value;
   }
   return Object.freeze(caps);
+}
+
+/**
+ * `caps` with every cap multiplied by `factor` (0 < factor ≤ 1) and floored: a rebuilt context that would not leave
+ * room for the conversation in a small window is rendered again with smaller caps.
+ */
+export function scaleRebuildCaps(caps: RebuildCaps, factor: number): RebuildCaps {
+  if (factor >= 1) return caps;
+  const scaled: Record<RebuildCapKey, number> = { ...caps };
+  for (const key of REBUILD_CAP_KEYS) scaled[key] = Math.floor(caps[key] * Math.max(0, factor));
+  return Object.freeze(scaled);
 }

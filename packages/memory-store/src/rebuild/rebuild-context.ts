@@ -43,6 +43,11 @@ export interface RebuildContextInput {
   readonly activeWriters: readonly ActiveWriter[];
   /** Main-slice user messages, oldest → newest; at most the newest 200. */
   readonly recentUser: readonly RecentUserMessage[];
+  /**
+   * The steps after the checkpoint that are no longer in the context (a fitted rebuild took them out), one line each,
+   * oldest first; shown newest first within the `uncovered` cap. Absent or empty: no such section.
+   */
+  readonly uncovered?: readonly string[] | undefined;
   /** Memory files in scope, relative to the memory root; the files shown in full are dropped here. */
   readonly memoryKeys: readonly string[];
   /** The last message before the rebuild, which picks the tail reminder; null when there is none. */
@@ -63,6 +68,7 @@ export const REBUILD_SECTION_NAMES = [
   'header',
   'tasks_ledger',
   'checkpoint',
+  'uncovered',
   'active_writers',
   'recent_user',
   'project_memory',
@@ -93,6 +99,8 @@ export interface RenderedRebuildContext {
   readonly tokens: number;
   /** The rendered sections in order; absent sections (empty or capped to nothing) are not listed. */
   readonly sections: readonly RebuildSection[];
+  /** Ids of `verbatim` user messages that had to be cut (or left out) to fit the section: summarised, not quoted whole. */
+  readonly userCut: readonly string[];
 }
 
 /** Separator between two sections. */
@@ -101,6 +109,7 @@ export const REBUILD_SECTION_SEPARATOR = '\n\n';
 const HEADINGS = [
   'tasks_ledger',
   'checkpoint',
+  'uncovered',
   'active_writers',
   'recent_user',
   'project_memory',
@@ -145,7 +154,9 @@ export function renderRebuildContext(input: RebuildContextInput): RenderedRebuil
   const firstRecentBudget = caps.recent_user - counter.count(`${headings.recent_user}\n`);
   const recentEntries = caps.recent_user > 0 && firstRecentBudget > 0 ? selectRecent(firstRecentBudget) : [];
 
+  const uncovered = input.uncovered ?? [];
   const bail =
+    uncovered.length === 0 &&
     input.tasks.length === 0 &&
     isBlank(input.checkpoint) &&
     isBlank(input.projectMemory) &&
@@ -168,6 +179,12 @@ export function renderRebuildContext(input: RebuildContextInput): RenderedRebuil
   add('header', renderPrompt('rebuild-header', {}).trimEnd());
   add('tasks_ledger', plain(headings.tasks_ledger, renderTasksLedger(input.tasks), caps.tasks_ledger));
   add('checkpoint', sectionAware(headings.checkpoint, input.checkpoint, caps.checkpoint));
+  add(
+    'uncovered',
+    uncovered.length === 0
+      ? null
+      : fitSection(headings.uncovered, caps.uncovered, (budget) => newestLinesWithin(renderPrompt('rebuild-uncovered', {}).trimEnd(), uncovered, budget, counter), counter),
+  );
   const writers = input.activeWriters.map(
     (writer) => `- ${oneLine(writer.writerId)} — ${oneLine(writer.status)}, "${oneLine(writer.description)}"`,
   );
@@ -193,11 +210,38 @@ export function renderRebuildContext(input: RebuildContextInput): RenderedRebuil
 
   const present = rendered.filter((section): section is { name: RebuildSectionName; text: string } => section.text !== null);
   const text = present.map((section) => section.text).join(REBUILD_SECTION_SEPARATOR);
+  const recentSection = present.find((section) => section.name === 'recent_user');
+  const shown = recentSection === undefined ? [] : selections.get(lastRecentBudget(selections)) ?? [];
+  const whole = new Set(shown.filter((entry) => !entry.truncated).map((entry) => entry.id));
   return {
     text,
     tokens: counter.count(text),
     sections: present.map((section) => ({ name: section.name, tokens: counter.count(section.text), text: section.text })),
+    userCut: input.recentUser.filter((m) => m.verbatim === true && m.text.trim() !== '' && !whole.has(m.id)).map((m) => m.id),
   };
+}
+
+/** The body budget the recent-user section was rendered with last (the smallest one tried). */
+function lastRecentBudget(selections: ReadonlyMap<number, unknown>): number {
+  return Math.min(...selections.keys());
+}
+
+/**
+ * `intro`, then as many of `lines` as fit `budget` tokens, newest kept (the list is oldest first and so is the result),
+ * with a line counting the older ones left out.
+ */
+function newestLinesWithin(intro: string, lines: readonly string[], budget: number, counter: TokenCount): string {
+  const kept: string[] = [];
+  let used = counter.count(intro) + 8;
+  for (let i = lines.length - 1; i >= 0; i -= 1) {
+    const line = lines[i] ?? '';
+    const tokens = counter.count(line) + 1;
+    if (used + tokens > budget) break;
+    used += tokens;
+    kept.unshift(line);
+  }
+  const omitted = lines.length - kept.length;
+  return [intro, ...(omitted > 0 ? [`(${omitted} earlier step${omitted === 1 ? '' : 's'} left out)`] : []), ...kept].join('\n');
 }
 
 function oneLine(text: string): string {

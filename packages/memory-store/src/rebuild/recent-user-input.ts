@@ -12,6 +12,11 @@ import { renderPrompt } from '../templates/prompt-registry.ts';
 export interface RecentUserMessage {
   readonly id: string;
   readonly text: string;
+  /**
+   * No checkpoint covers the message and it is no longer in the context (a fitted rebuild took it out): it is shown
+   * whole, not cut to the per-message cap, unless it does not fit what is left of the section at all.
+   */
+  readonly verbatim?: boolean | undefined;
 }
 
 /** One selected entry. */
@@ -38,7 +43,8 @@ export const RECENT_USER_SEPARATOR = '\n\n';
  * Selects the entries to show. `messages` run oldest → newest (the caller passes at most the newest 200 main-slice
  * user messages). Walks newest → oldest, skipping blank messages; each text longer than `perMessageTokens` keeps a
  * head (≈ 60 %) and a tail (≈ 30 %) around a marker line giving the elided token count and the message id, never
- * splitting a surrogate pair. The walk stops at the **first** entry that does not fit what is left of
+ * splitting a surrogate pair; a `verbatim` message is shown whole, and cut to what is left of the section only when it
+ * does not fit in it. The walk stops at the **first** entry that does not fit what is left of
  * `totalTokens` — older entries are dropped then, even small ones. Returns the entries oldest → newest; joined by
  * {@link RECENT_USER_SEPARATOR} they take at most `totalTokens` tokens. A `totalTokens` of 0 selects nothing.
  */
@@ -55,9 +61,12 @@ export function selectRecentUserInput(
   for (let index = messages.length - 1; index >= 0; index -= 1) {
     const message = messages[index];
     if (message === undefined || message.text.trim() === '') continue;
+    // A message shown whole may take all that is left of the section (its label and a separator aside).
+    const labelTokens = counter.count(`${fillLabel(entryLabel, { MESSAGE_ID: message.id })}\n`);
+    const cap = message.verbatim === true ? Math.max(0, remaining - labelTokens - separatorTokens - 2) : budget.perMessageTokens;
     const cut = truncateHeadTail(
       message.text,
-      budget.perMessageTokens,
+      cap,
       (elided) =>
         renderPrompt('rebuild-recent-user-elided', { ELIDED_TOKENS: String(elided), MESSAGE_ID: message.id }).trimEnd(),
       counter,

@@ -24,6 +24,8 @@ export const PROMPT_NAMES = [
   'rebuild-index',
   'rebuild-index-empty',
   'rebuild-recent-user-elided',
+  'rebuild-uncovered',
+  'fit-labels',
   'rebuild-labels',
   'extractive-summary-header',
   'extractive-summary-labels',

@@ -82,6 +82,7 @@ export function fullSizeInput(overrides: Partial<RebuildContextInput> = {}): Reb
       id: `msg-${String(i).padStart(4, '0')}`,
       text: i % 10 === 0 ? words(3_000, 500 + i) : words(40 + (i % 7) * 60, 500 + i),
     })),
+    uncovered: Array.from({ length: 400 }, (_, i) => `- read {"path":"src/mod-${i}.ts"} → ${words(25, 900 + i).replace(/\n/g, ' ')}`),
     memoryKeys: [
       'global/MEMORY.md',
       'projects/p1/MEMORY.md',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REBUILD_CAPS, MemoryStoreError, REBUILD_CAP_KEYS, resolveRebuildCaps } from '../../src/index.ts';
+import { DEFAULT_REBUILD_CAPS, MemoryStoreError, REBUILD_CAP_KEYS, resolveRebuildCaps, scaleRebuildCaps } from '../../src/index.ts';
 
 function refusal(overrides: unknown): MemoryStoreError {
   try {
@@ -12,9 +12,10 @@ function refusal(overrides: unknown): MemoryStoreError {
 }
 
 describe('resolveRebuildCaps', () => {
-  it('has the reference §2.4 defaults, all in tokens', () => {
+  it('has the reference §2.4 defaults, all in tokens, and a cap for the steps no checkpoint covers', () => {
     expect(DEFAULT_REBUILD_CAPS).toEqual({
       checkpoint: 11_000,
+      uncovered: 4_000,
       memory: 10_000,
       notes: 6_000,
       global: 6_000,
@@ -27,6 +28,13 @@ describe('resolveRebuildCaps', () => {
     expect(Object.keys(DEFAULT_REBUILD_CAPS).sort()).toEqual([...REBUILD_CAP_KEYS].sort());
     expect(resolveRebuildCaps()).toEqual(DEFAULT_REBUILD_CAPS);
     expect(resolveRebuildCaps(undefined)).toEqual(DEFAULT_REBUILD_CAPS);
+  });
+
+  it('scales every cap down by a factor, never up', () => {
+    const half = scaleRebuildCaps(DEFAULT_REBUILD_CAPS, 0.5);
+    for (const key of REBUILD_CAP_KEYS) expect(half[key]).toBe(Math.floor(DEFAULT_REBUILD_CAPS[key] / 2));
+    expect(scaleRebuildCaps(DEFAULT_REBUILD_CAPS, 1.5)).toBe(DEFAULT_REBUILD_CAPS);
+    expect(scaleRebuildCaps(DEFAULT_REBUILD_CAPS, 0).checkpoint).toBe(0);
   });
 
   it('merges partial overrides onto the defaults, 0 included, and freezes the result', () => {

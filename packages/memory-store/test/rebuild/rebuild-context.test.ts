@@ -58,6 +58,7 @@ describe('renderRebuildContext: caps', () => {
   const capOf: Record<Exclude<RebuildSectionName, 'checkpoint_index' | 'header' | 'seam' | 'tail'>, RebuildCapKey> = {
     tasks_ledger: 'tasks_ledger',
     checkpoint: 'checkpoint',
+    uncovered: 'uncovered',
     active_writers: 'actor_ledger',
     recent_user: 'recent_user',
     project_memory: 'memory',

@@ -51,6 +51,8 @@ export interface DaemonOptions {
   readonly budgets?: unknown;
   /** Token caps of the rebuilt context (`RebuildCapsConfigSchema`). */
   readonly rebuildCaps?: unknown;
+  /** How a rebuilt request is fitted into the usable window (`FitOptionsSchema`: `targetShare`, `lagShare`, `minSteps`). */
+  readonly fit?: unknown;
   /** Cluster mode: sessions are held by one daemon of many on a NATS cluster (`ClusterOptions`). Absent: alone. */
   readonly cluster?: ClusterOptions;
   /** Told of every request answered and every session event published (the daemon's metrics). */

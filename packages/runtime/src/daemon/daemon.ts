@@ -1,3 +1,4 @@
+import { resolveFitOptions } from '../rebuild/fit-costs.ts';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { InboundMessage, TransportSubscription } from '@baton/client';
@@ -105,6 +106,7 @@ export class BatonDaemon {
     // Validated once here: a bad configuration fails start-up with the offending key named.
     const budgets = resolveBudgets(options.budgets ?? {});
     const rebuildCaps = resolveRebuildCaps(options.rebuildCaps ?? {});
+    const fit = resolveFitOptions(options.fit ?? {});
     this.waits = resolveWaits(options.waits ?? {});
     this.#newId = options.newId ?? (() => randomUUID());
     this.#clusterOptions = options.cluster === undefined ? null : resolveClusterOptions(options.cluster);
@@ -134,6 +136,7 @@ export class BatonDaemon {
         historyDir: join(options.dataDir, 'history'),
         budgets,
         rebuildCaps,
+        fit,
         model: {
           baseURL: options.model.baseURL,
           apiKey: options.model.apiKey,

@@ -27,6 +27,9 @@ interface StateFields {
   readonly watermark: string | null;
   readonly writer: WriterSlot;
   readonly overflow: boolean;
+  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number } | undefined;
+  readonly lastPromptTokens?: number | undefined;
+  readonly overWindow?: number | undefined;
 }
 
 /** How the last writer settled, as the session machine records it (in its summary and in its decisions). */
@@ -46,7 +49,17 @@ const MAX_CHUNK = 256;
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function wireState(s: StateFields): SessionState {
-  return { tokens: s.tokens, usable_window: s.usableWindow, next_threshold: s.nextThreshold, watermark: s.watermark, writer: s.writer, overflow: s.overflow };
+  return {
+    tokens: s.tokens,
+    usable_window: s.usableWindow,
+    next_threshold: s.nextThreshold,
+    watermark: s.watermark,
+    writer: s.writer,
+    overflow: s.overflow,
+    ...(s.calibration !== undefined ? { calibration: { ...s.calibration } } : {}),
+    ...(s.lastPromptTokens !== undefined ? { last_prompt_tokens: s.lastPromptTokens } : {}),
+    ...(s.overWindow !== undefined ? { over_window: s.overWindow } : {}),
+  };
 }
 
 /** The wire form of a recorded outcome; undefined (unknown) for an outcome this version does not know. */

@@ -52,6 +52,7 @@ export function sessionSetupFor(req: OpenRequest, sessionId: string, options: { 
     fork: forkWanted && tools.forkPossible,
     forkUnavailableReason: forkWanted ? tools.reason : null,
     tail: scaledTailPolicy(options.tail ?? DEFAULT_TAIL_POLICY, usable),
+    contextWindow: req.model.input_limit ?? req.model.context_window,
   };
   const api = req.api ?? DEFAULT_PROVIDER_API;
   if (Array.isArray(req.system) && req.system.some((s) => typeof s !== 'string') && api === 'openai-chat') {

@@ -10,5 +10,8 @@ export function stateOf(s: SessionSummary): SessionState {
     watermark: s.watermark,
     writer: s.writer,
     overflow: s.overflow,
+    ...(s.calibration !== undefined ? { calibration: { ...s.calibration } } : {}),
+    ...(s.lastPromptTokens !== undefined ? { last_prompt_tokens: s.lastPromptTokens } : {}),
+    ...(s.overWindow !== undefined ? { over_window: s.overWindow } : {}),
   };
 }

@@ -180,7 +180,7 @@ export class ActorHost {
         return;
       }
       case 'rebuild.render':
-        renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps, source: this.#source }).then(
+        renderRebuild(session, effect, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps, fit: this.#options.fit, source: this.#source }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.rendered', payload } }),
           (err: unknown) => this.#log('error', 'rebuild render failed', { sessionId, error: String(err) }),
         );
@@ -189,7 +189,7 @@ export class ActorHost {
         const model = this.#options.model.writerModel ?? session.setup.model;
         // What the model call reports is redacted of the agent's key it was made with (providers echo keys in errors).
         const agentKey = this.#clients.keyOf(sessionId);
-        compactConversation(session, effect, { clients: this.#clients.for(sessionId), model, source: this.#source }).then(
+        compactConversation(session, effect, { clients: this.#clients.for(sessionId), model, source: this.#source, fit: this.#options.fit }).then(
           (payload) => this.#rpc.notify('session.input', { sessionId, record: { type: 'rebuild.compacted', payload: redactKey(payload, agentKey) } }),
           (err: unknown) => this.#log('error', 'rebuild compaction failed', { sessionId, error: redactKey(String(err), agentKey) }),
         );

@@ -16,7 +16,9 @@ import type { SessionSetup, SessionSnapshot, StoredSessionRecord } from '@baton/
 import { DEFAULT_PROVIDER_API, providerMessages, toProviderMessage, viewOf, withToolOutputs, type Message, type ProviderApi } from '@baton/protocol';
 
 export { toProviderMessage };
+import { countTokensOnce } from '@baton/memory-store';
 import type { SnapshotFrom } from 'xstate';
+import { NOTHING_UNCOVERED, type Uncovered } from '../rebuild/fit-rebuild.ts';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
 import type { WriterRunSpec } from '../writer/writer-run.ts';
 import { indexMessages } from './message-index.ts';
@@ -68,7 +70,17 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     rebuilding: ctx.rebuild !== null,
     rebuildRequestId: ctx.rebuild?.requestId ?? null,
     lastOutcome: ctx.lastOutcome,
+    ...(ctx.calibration.observations > 0 ? { calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image } } : {}),
+    ...(ctx.lastPromptTokens !== null ? { lastPromptTokens: ctx.lastPromptTokens } : {}),
+    ...(ctx.overWindow > 0 ? { overWindow: ctx.overWindow } : {}),
   };
+}
+
+/** Baton's count of a session's system prompt and tool definitions, as its requests carry them. */
+export function overheadTokens(setup: Pick<SessionSetup, 'system' | 'tools'>): number {
+  const system = setup.system === null ? '' : typeof setup.system === 'string' ? setup.system : setup.system.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))).join('\n');
+  const tools = setup.tools === null || setup.tools.length === 0 ? '' : JSON.stringify(setup.tools);
+  return (system === '' ? 0 : countTokensOnce(system)) + (tools === '' ? 0 : countTokensOnce(tools));
 }
 
 /** Where a session host reads message bodies: the event log, on the main thread. */
@@ -94,6 +106,10 @@ export class HostedSession {
   readonly #inserted = new Map<string, Message>();
   /** Cleared tool outputs, by message id: the text that replaces the content (only for messages in the context). */
   readonly #cleared = new Map<string, string>();
+  /** Tail messages a fitted rebuild sends otherwise than they were recorded, by id (only those in the context). */
+  readonly #replaced = new Map<string, Message>();
+  /** What fitted rebuilds took out of the context and no checkpoint covers yet. */
+  #uncovered: Uncovered = NOTHING_UNCOVERED;
   /** `at` of the record that started the running writer. */
   writerStartedAt: number | null = null;
   /** `at` of the record that settled the last writer. */
@@ -103,19 +119,29 @@ export class HostedSession {
     this.setup = setup;
     this.toolMap = resolveToolMap(setup.writerTools, setup.tools).map;
     if (from === null) {
-      this.snapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, setup.input).snapshot;
+      // What every request carries besides its messages is counted here, where the messages are (the same count in a
+      // replay): the calibration compares it, with the messages, against what the provider reports.
+      const input = { ...setup.input, overheadTokens: setup.input.overheadTokens ?? overheadTokens(setup) };
+      this.snapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
       return;
     }
     this.snapshot = sessionMachine.resolveState({ value: from.state.value as never, context: from.state.context });
     this.foldedSeq = from.for;
     for (const m of from.host.inserted) this.#inserted.set(m.id, m);
     for (const [id, text] of from.host.cleared) this.#cleared.set(id, text);
+    for (const m of from.host.replaced ?? []) this.#replaced.set(m.id, m);
+    this.#uncovered = from.host.uncovered ?? NOTHING_UNCOVERED;
     this.writerStartedAt = from.host.writerStartedAt;
     this.lastSettledAt = from.host.lastSettledAt;
   }
 
   get context(): SessionContext {
     return this.snapshot.context;
+  }
+
+  /** What fitted rebuilds took out of the context and no checkpoint covers yet (the next rebuild carries it on). */
+  get uncovered(): Uncovered {
+    return this.#uncovered;
   }
 
   /** The agent's provider API (sessions recorded before there was a choice are chat sessions). */
@@ -131,6 +157,8 @@ export class HostedSession {
       host: {
         inserted: [...this.#inserted.values()],
         cleared: [...this.#cleared.entries()],
+        ...(this.#replaced.size > 0 ? { replaced: [...this.#replaced.values()] } : {}),
+        ...(this.#uncovered !== NOTHING_UNCOVERED ? { uncovered: this.#uncovered } : {}),
         writerStartedAt: this.writerStartedAt,
         lastSettledAt: this.lastSettledAt,
       },
@@ -148,10 +176,17 @@ export class HostedSession {
     const after = this.snapshot.context;
     // A rebuild that completed replaces the context: the record carries the boundary message Baton inserted.
     if ((record.type === 'rebuild.rendered' || record.type === 'rebuild.compacted') && before.rebuild !== null && after.rebuild === null) {
-      const { message, cleared, clearedText } = record.payload;
+      const { message, cleared, clearedText, replaced, uncovered } = record.payload;
       if (message !== undefined) this.#inserted.set(message.id, message);
       for (const id of cleared ?? []) this.#cleared.set(id, clearedText ?? '');
+      for (const m of replaced ?? []) this.#replaced.set(m.id, m);
+      this.#uncovered = uncovered ?? NOTHING_UNCOVERED;
       this.#forgetOutsideContext();
+    }
+    // A checkpoint that now covers a message of the current context covers the boundary Baton inserted before it, and
+    // so what that boundary listed as not covered yet.
+    if (after.watermark !== before.watermark && after.watermark !== null && this.#uncovered !== NOTHING_UNCOVERED && this.contextIds().includes(after.watermark)) {
+      this.#uncovered = NOTHING_UNCOVERED;
     }
     if (after.writer !== null && after.writer.writerId !== before.writer?.writerId) this.writerStartedAt = record.at;
     if (after.lastOutcome !== before.lastOutcome) this.lastSettledAt = record.at;
@@ -162,6 +197,7 @@ export class HostedSession {
     const ids = new Set(indexIds(this.context.index));
     for (const id of [...this.#inserted.keys()]) if (!ids.has(id)) this.#inserted.delete(id);
     for (const id of [...this.#cleared.keys()]) if (!ids.has(id)) this.#cleared.delete(id);
+    for (const id of [...this.#replaced.keys()]) if (!ids.has(id)) this.#replaced.delete(id);
   }
 
   /** Ids of the agent's current main-slice context, in order (Baton's boundary message first after a rebuild). */
@@ -175,7 +211,12 @@ export class HostedSession {
    */
   resolve(ids: readonly string[], source: MessageSource): Promise<Message[]> {
     // Taken before reading the log: a rebuild folded meanwhile must not change what these ids resolve to.
-    const inserted = new Map(ids.flatMap((id) => (this.#inserted.has(id) ? [[id, this.#inserted.get(id) as Message] as const] : [])));
+    const inserted = new Map(
+      ids.flatMap((id) => {
+        const m = this.#inserted.get(id) ?? this.#replaced.get(id);
+        return m === undefined ? [] : [[id, m] as const];
+      }),
+    );
     const cleared = new Map(ids.flatMap((id) => (this.#cleared.has(id) ? [[id, this.#cleared.get(id) as string] as const] : [])));
     const fromLog = ids.filter((id) => !inserted.has(id));
     return source.messages(this.setup.input.sessionId, fromLog).then((found) => {

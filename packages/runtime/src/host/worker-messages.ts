@@ -8,6 +8,7 @@ import type {
   StoredSessionRecord,
 } from '@baton/log-schema';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
+import type { FitOptions } from '../rebuild/fit-costs.ts';
 import type { SharedCommitRequest, SharedCommitResult } from '../memory/shared-files-port.ts';
 import type { Message, PublishedEventBody, WriterInfo, WriterOutcome, WriterSlot } from '@baton/protocol';
 
@@ -34,6 +35,12 @@ export interface SessionSummary {
   readonly rebuildRequestId: string | null;
   /** How the last writer settled (as the session machine recorded it). */
   readonly lastOutcome: LastOutcome | null;
+  /** Provider tokens per Baton token by kind, once a reply reported usage. */
+  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number } | undefined;
+  /** Prompt tokens the provider reported for the newest request, once one did. */
+  readonly lastPromptTokens?: number | undefined;
+  /** Requests the provider counted above the model's window or refused as too long, once there was one. */
+  readonly overWindow?: number | undefined;
 }
 
 /** Result of folding one record in the session's actor. */
@@ -126,6 +133,8 @@ export interface HostOptions {
   readonly historyDir: string;
   readonly budgets: Budgets;
   readonly rebuildCaps: RebuildCaps;
+  /** How much of the usable window a rebuilt request aims at, and when a writer is asked to catch up. */
+  readonly fit: FitOptions;
   readonly model: { readonly baseURL: string; readonly apiKey: string; readonly writerModel: string | null; readonly timeoutMs: number; readonly maxRetries: number };
   /** The Anthropic Messages endpoint for sessions on that API (null: none configured; their writers fail with `auth`). */
   readonly anthropic: { readonly baseURL: string; readonly apiKey: string; readonly timeoutMs: number; readonly maxRetries: number } | null;

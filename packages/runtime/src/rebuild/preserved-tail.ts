@@ -26,7 +26,15 @@ export function preservedTail(context: readonly Message[], watermark: string | n
   const at = watermark === null ? -1 : context.findIndex((m) => m.id === watermark);
   let from = at + 1;
   while (at >= 0 && from > 0 && viewOf(context[from - 1] as Message).reasoning) from--;
-  const candidates = at >= 0 ? context.slice(from) : context.filter((m) => !isBatonBoundary(m));
+  return validTail(at >= 0 ? context.slice(from) : context.filter((m) => !isBatonBoundary(m)));
+}
+
+/**
+ * `candidates` as a valid request in the session's API: tool results whose call is not among them (orphans) dropped,
+ * calls nobody answered dropped except in the last assistant turn, a Responses reasoning item kept only right before
+ * the item it belongs to.
+ */
+export function validTail(candidates: readonly Message[]): Message[] {
   const calls = new Set<string>();
   const out: Message[] = [];
   for (const candidate of candidates) {
@@ -68,14 +76,23 @@ function dropDanglingReasoning(messages: readonly Message[]): Message[] {
   });
 }
 
+/** Index of the first message after the newest assistant message: the results from there on the model has not seen. */
+export function unseenFrom(messages: readonly Message[]): number {
+  const views = messages.map(viewOf);
+  return views.findLastIndex((v) => v.role === 'assistant' && !v.reasoning) + 1;
+}
+
 /**
  * Ids of messages in `tail` whose tool output a rebuild clears: every result they carry answers a compactable tool
- * (a turn that also answers another tool keeps its outputs).
+ * (a turn that also answers another tool keeps its outputs), and the model has seen it (results after the newest
+ * assistant message are what the model is about to read: they are never old).
  */
 export function clearableToolResults(tail: readonly Message[]): string[] {
   const names = new Map<string, string>();
   for (const m of tail) for (const c of viewOf(m).toolCalls) names.set(c.id, c.name);
-  return tail.flatMap((m) => {
+  const unseen = unseenFrom(tail);
+  return tail.flatMap((m, i) => {
+    if (i >= unseen) return [];
     const view = viewOf(m);
     if (view.role !== 'tool' || view.toolResults.length === 0) return [];
     return view.toolResults.every((r) => isCompactableTool(names.get(r.callId) ?? '')) ? [m.id] : [];

@@ -1,17 +1,13 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import {
-  DEFAULT_REBUILD_CAPS,
-  loadPrompt,
-  memoryPaths,
-  renderRebuildContext,
-  type RebuildCaps,
-  countTokensOnce,
-} from '@baton/memory-store';
+import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
 import type { SessionInputRecord } from '@baton/log-schema';
 import type { HostedSession, MessageSource } from '../host/session-host.ts';
-import { userTextMessage, viewOf, type Message, type ProviderApi } from '@baton/protocol';
+import { userTextMessage, viewOf, withToolOutputs, type Message, type ProviderApi } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from './preserved-tail.ts';
+import { DEFAULT_FIT_OPTIONS, type FitOptions } from './fit-costs.ts';
+import { fitRebuild, type BoundaryRender } from './fit-rebuild.ts';
+import { textOf } from './message-text.ts';
 
 /** The payload of the `rebuild.rendered` input. */
 export type RebuildRendered = Extract<SessionInputRecord, { type: 'rebuild.rendered' }>['payload'];
@@ -35,14 +31,6 @@ async function listKeys(root: string, dir: string, depth = 0): Promise<string[]>
   return out.sort();
 }
 
-/** The text of a user message (a chat message's text parts, or its native form's). */
-function textOf(m: Message): string {
-  if (m.native !== undefined) return viewOf(m).text;
-  if (typeof m.content === 'string') return m.content;
-  if (!Array.isArray(m.content)) return '';
-  return m.content.flatMap((p) => (typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : [])).join('\n');
-}
-
 /** The boundary message Baton inserts: a user text message in the session's API, Baton's id. */
 export function boundaryMessage(api: ProviderApi, id: string, text: string): Message {
   return userTextMessage(api, id, text);
@@ -50,18 +38,21 @@ export function boundaryMessage(api: ProviderApi, id: string, text: string): Mes
 
 /**
  * Renders the rebuilt context for a session (SPEC §2.6): the boundary message from the memory files, and the preserved
- * tail after the watermark with compactable tool outputs cleared. Returns the payload of the `rebuild.rendered` input;
- * `ok: false` when the checkpoint is gone or nothing could be rendered (the rebuild then reports `insert-failed`).
+ * tail after the watermark with compactable tool outputs cleared — fitted into the session's usable window by its
+ * calibrated count (`fitRebuild`). Returns the payload of the `rebuild.rendered` input; `ok: false` when the
+ * checkpoint is gone or nothing could be rendered (the rebuild then reports `insert-failed`).
  */
 export async function renderRebuild(
   session: HostedSession,
   effect: { requestId: string; watermark: string },
-  options: { memoryRoot: string; caps?: RebuildCaps; source: MessageSource },
+  options: { memoryRoot: string; caps?: RebuildCaps; fit?: FitOptions; source: MessageSource },
 ): Promise<RebuildRendered> {
   const { sessionId, projectId } = session.setup.input;
   // What the render works from is taken now, when the session asked for it: later inputs may change the session.
   const ids = session.contextIds();
-  const { tasks, writer, rebuildSeq } = session.context;
+  const ctx = session.context;
+  const carried = session.uncovered;
+  const { tasks, writer, rebuildSeq } = ctx;
   const paths = memoryPaths(options.memoryRoot, { projectId, sessionId });
   try {
     // Everything the render reads is asked for at once: the memory files, the directory listings and the message
@@ -79,40 +70,50 @@ export async function renderRebuild(
       listKeys(paths.root, paths.globalDir),
     ]);
     if (checkpoint === null) return { requestId: effect.requestId, ok: false, reason: 'checkpoint.md is missing', tailIds: [] };
-    const tail = preservedTail(conversation, effect.watermark);
-    const tailIds = new Set(tail.map((m) => m.id));
-    // The user's words the tail does not already carry verbatim: the covered part of the main slice.
-    const recentUser = main
-      .filter((m) => viewOf(m).role === 'user' && !tailIds.has(m.id) && !m.id.startsWith('baton-'))
-      .map((m) => ({ id: m.id, text: textOf(m) }));
+    const raw = preservedTail(conversation, effect.watermark);
+    const cleared = new Set(clearableToolResults(raw));
+    const clearedText = loadPrompt('tool-result-cleared');
+    const candidates = raw.map((m) => (cleared.has(m.id) ? withToolOutputs(m, clearedText) : m));
     const last = conversation.at(-1);
-    const rendered = renderRebuildContext({
-      tasks,
-      checkpoint,
-      projectMemory,
-      globalMemory,
-      notes,
-      activeWriters: writer === null ? [] : [{ writerId: writer.writerId, status: 'running', description: `checkpoint writer covering up to ${writer.boundary}` }],
-      recentUser,
-      memoryKeys: [...sessionKeys, ...projectKeys, ...globalKeys],
-      lastMessage: last === undefined ? null : { role: viewOf(last).role, finishReason: last.finish_reason ?? null },
-      sessionDir: paths.sessionDir,
-      checkpointPath: paths.checkpoint,
+    const render: BoundaryRender = (caps, recentUser, uncovered) =>
+      renderRebuildContext({
+        tasks,
+        checkpoint,
+        projectMemory,
+        globalMemory,
+        notes,
+        activeWriters: writer === null ? [] : [{ writerId: writer.writerId, status: 'running', description: `checkpoint writer covering up to ${writer.boundary}` }],
+        recentUser,
+        uncovered,
+        memoryKeys: [...sessionKeys, ...projectKeys, ...globalKeys],
+        lastMessage: last === undefined ? null : { role: viewOf(last).role, finishReason: last.finish_reason ?? null },
+        sessionDir: paths.sessionDir,
+        checkpointPath: paths.checkpoint,
+        caps,
+      });
+    const fitted = fitRebuild({
+      ctx,
+      candidates,
+      cleared,
+      carried,
+      // The user's words the tail does not carry: the covered part of the main slice (its newest messages).
+      mainUsers: main.filter((m) => viewOf(m).role === 'user' && !m.id.startsWith('baton-')).map((m) => ({ id: m.id, text: textOf(m) })),
+      render,
       caps: options.caps ?? DEFAULT_REBUILD_CAPS,
+      options: options.fit ?? DEFAULT_FIT_OPTIONS,
     });
-    if (rendered === null) return { requestId: effect.requestId, ok: false, reason: 'nothing to render from the memory files', tailIds: [] };
+    if (fitted === null) return { requestId: effect.requestId, ok: false, reason: 'nothing to render from the memory files', tailIds: [] };
     const id = `baton-rebuild-${sessionId}-${rebuildSeq}`;
-    const message = boundaryMessage(session.api, id, rendered.text);
+    const message = boundaryMessage(session.api, id, fitted.text);
     return {
       requestId: effect.requestId,
       ok: true,
-      boundary: { id, role: 'user', tokens: countTokensOnce(rendered.text), textual: true, finished: false, toolCallIds: [] },
-      tailIds: tail.map((m) => m.id),
+      boundary: { id, role: 'user', tokens: fitted.boundaryTokens, textual: true, finished: false, toolCallIds: [] },
+      tailIds: fitted.kept.map((m) => m.id),
       message,
-      cleared: clearableToolResults(tail),
-      clearedText: loadPrompt('tool-result-cleared'),
-      tokens: rendered.tokens,
-      sections: rendered.sections.map((s) => ({ name: s.name, tokens: s.tokens })),
+      cleared: fitted.kept.flatMap((m) => (cleared.has(m.id) && !fitted.changed.has(m.id) ? [m.id] : [])),
+      clearedText,
+      ...fitted.record,
     };
   } catch (err) {
     return { requestId: effect.requestId, ok: false, reason: err instanceof Error ? err.message : String(err), tailIds: [] };
