@@ -35,3 +35,19 @@ export function isContextOverflowError(status: number, body: Buffer): boolean {
   if (typeof type === 'string' && CODES.has(type)) return true;
   return typeof message === 'string' && WORDING.test(message);
 }
+
+/** How providers say what they counted: OpenAI "resulted in N tokens", vLLM "(N in the messages", Anthropic "N tokens > M". */
+const COUNTED = [/resulted in (\d+) tokens/i, /\((\d+) in the messages/i, /(\d+) tokens\s*>\s*\d+/i, /prompt(?: is)? (?:has )?(\d+) tokens/i];
+
+/**
+ * The prompt tokens a provider's too-long error says it counted, or null when it does not say. The session's
+ * calibration learns from it: the rebuild that follows is then fitted by what the provider counts.
+ */
+export function refusedTokens(body: Buffer): number | null {
+  const text = body.toString('utf8');
+  for (const pattern of COUNTED) {
+    const n = Number(pattern.exec(text)?.[1]);
+    if (Number.isSafeInteger(n) && n > 0) return n;
+  }
+  return null;
+}

@@ -11,7 +11,7 @@ import type { GatewayMetrics, RequestTrack } from './gateway-metrics.ts';
 import { answerCompaction } from './instant-compaction.ts';
 import { setMember } from './json-splice.ts';
 import { responsesApi } from './responses-api.ts';
-import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow } from './context-overflow-error.ts';
+import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow, refusedTokens } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
 import { isAnthropicMessages, parseRoute } from './route.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
@@ -241,7 +241,7 @@ export class BatonGateway {
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, headers: req.headers });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);

@@ -33,6 +33,16 @@ export interface GatewaySession {
   rewrites: number;
   /** Appends of completed calls on their way to the daemon, in call order. */
   appending: Promise<void>;
+  /**
+   * Provider tokens per Baton token the daemon learnt for this session from the usage the replies reported, by kind
+   * (null until a reply reported usage): what the gateway's estimate of new items is scaled by.
+   */
+  calibration: { readonly text: number; readonly tool: number; readonly image: number } | null;
+  /**
+   * The summary the gateway answered the agent's own compaction with, and the rebuilt context it stands for: the
+   * agent's next history starts from that summary and continues this slice (`adoptCompaction`).
+   */
+  compaction: { readonly summary: string; readonly context: readonly Message[] } | null;
 }
 
 /** A history item as the daemon records it, with its digest. */
@@ -69,6 +79,24 @@ const MAX_SLICES = 16;
 const usageTotal = (reply: AgentReply | null | undefined): number | null =>
   reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
 
+/** Characters of an inline image's data counted, whatever its size (a provider counts an image by its pixels). */
+const IMAGE_CHARS = 4_000;
+/** A long string of base64 (an image, a file) or a data URL: counted as an image, not as text. */
+const INLINE_DATA = /^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=\r\n]{2000,}$/;
+
+/** About how many tokens (by Baton's count) an item takes: a token per four characters of its JSON, inline data aside. */
+function estimatedTokens(item: unknown): number {
+  let chars = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') chars += v.length > 2_000 && INLINE_DATA.test(v) ? IMAGE_CHARS : v.length + 2;
+    else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) (chars += k.length + 4), walk(x);
+    else chars += 5;
+  };
+  walk(item);
+  return Math.ceil(chars / 4);
+}
+
 /**
  * Records a session's conversation from the requests an agent sends through the gateway, in the agent's API, and
  * rewrites those requests after a rebuild. Keeps per session only digests and the last reply's facts; the items
@@ -103,6 +131,56 @@ export class SessionRecorder {
     return session !== undefined && session.model !== req.model;
   }
 
+  /** The last reported usage of a slice's conversation (0 before any). */
+  lastUsage(session: GatewaySession): number {
+    return usageTotal(session.pending?.reply) ?? 0;
+  }
+
+  /**
+   * Before the agent's own compaction of `session` is answered: the items of its history not recorded yet (the last
+   * reply and the tool outputs after it) are appended, so the summary covers them; the compaction prompt itself, the
+   * last item when it asks for a summary, is not part of the conversation.
+   */
+  async recordBeforeCompaction(session: GatewaySession, api: AgentApi, req: AgentRequest): Promise<void> {
+    await session.appending;
+    const last = req.history.at(-1);
+    const asks = last !== undefined && toRole(last, api.api) === 'user' && SUMMARY_ASK.test(textOfItem(last));
+    const history = asks ? req.history.slice(0, -1) : req.history;
+    if (!continues(session.recorded, history, api.canonical)) return;
+    const records = this.#newItems(session, api, history);
+    await this.#append(session, records);
+    session.recorded.push(...records.map((r) => r.digest));
+    session.pending = null;
+  }
+
+  /** The gateway answered the agent's own compaction of `session` with `summary`, standing for `context`. */
+  compacted(session: GatewaySession, summary: string, context: readonly Message[]): void {
+    session.compaction = { summary, context };
+  }
+
+  /**
+   * The slice whose compaction the agent's new history starts from: an item of it carries the summary the gateway
+   * answered with (as it was, or after a prefix of the agent's). The slice goes on from there: the items up to that
+   * one stand for the rebuilt context the summary came from, the ones after it are new.
+   */
+  #adoptCompaction(key: string, api: AgentApi, req: AgentRequest): GatewaySession | undefined {
+    for (const session of [...(this.#slices.get(key) ?? [])].reverse()) {
+      const compaction = session.compaction;
+      if (compaction === null || session.api !== api.api) continue;
+      const probe = compaction.summary.slice(0, 400);
+      const at = req.history.findLastIndex((item) => textOfItem(item).includes(probe));
+      if (at < 0) continue;
+      session.recorded = req.history.slice(0, at + 1).map((item) => messageDigest(api.canonical(item)));
+      session.substitution = { agentLength: at + 1, context: compaction.context };
+      session.pending = null;
+      session.compaction = null;
+      session.rewrites++;
+      this.#o.log('info', "the agent's history continues from the compaction it was answered: same session", { session: key, daemonSession: session.daemonSessionId });
+      return session;
+    }
+    return undefined;
+  }
+
   /** Waits for every append under way (before the gateway stops). */
   async flush(): Promise<void> {
     for (const slices of this.#slices.values()) for (const s of slices) await s.appending;
@@ -134,53 +212,63 @@ export class SessionRecorder {
     api: AgentApi,
     req: AgentRequest,
     bytes: Uint8Array,
-    options: { projectId?: string | null; tooLong?: boolean; headers?: IncomingHttpHeaders } = {},
+    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders } = {},
   ): Promise<Prepared> {
     const slices = this.#slices.get(key) ?? [];
     // Each conversation under one key keeps its own slice and rewrite: an agent that compacted or edited its history
     // gets a new slice, and another conversation on the same key (a sub-agent, a second window, a copied URL) neither
     // displaces the first one — which would then lose its rebuilt context — nor is ever given its context.
-    let session = this.sliceFor(key, api, req);
+    let session = this.sliceFor(key, api, req) ?? this.#adoptCompaction(key, api, req);
     if (session === undefined) {
       const slice = (slices.at(-1)?.slice ?? -1) + 1;
       const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
       if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
       const { usableWindow } = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null);
-      session = { key, daemonSessionId, slice, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve() };
+      session = { key, daemonSessionId, slice, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve(), calibration: null, compaction: null };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
       this.#slices.set(key, slices);
     }
     const toAppend = this.#newItems(session, api, req.history);
-    // The request's size: the last call's reported usage, plus about a token per four bytes of what is new since.
+    // The request's size: the last call's reported usage (the provider's own count), plus an estimate of what is new
+    // since, scaled by what the provider counts per token of each kind (a tool output it counts three times as heavy
+    // is estimated so).
     const pendingTotal = usageTotal(session.pending?.reply);
-    const added = toAppend.reduce((sum, r) => sum + Math.ceil(JSON.stringify(r.message).length / 4), 0);
+    const ratios = session.calibration;
+    const added = toAppend.reduce((sum, r) => sum + Math.ceil(estimatedTokens(r.message.native ?? r.message) * Math.max(1, ratios === null ? 1 : r.message.role === 'tool' ? ratios.tool : ratios.text)), 0);
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
     if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
-      return await this.#overflow(session, api, req, bytes, toAppend);
+      return await this.#overflow(session, api, req, bytes, toAppend, options.refused);
     }
     return { session, body: this.#rewrite(session, api, req, bytes), toAppend, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
   }
 
   /**
-   * Overflow: the daemon gets the history up to the newest assistant item and replaces it with its rebuilt context;
-   * what follows that item (the tool results the model has not seen yet, a new prompt) goes upstream verbatim after
-   * the context and is recorded once the call succeeds — a rebuild clears old tool outputs, and these are not old. A
-   * rebuild that fails leaves the earlier substitution (if any) in place.
+   * Overflow: the daemon gets the whole history — what follows the newest assistant item too (the tool results the
+   * model has not seen yet, a new prompt) — and replaces it with its rebuilt context, fitted into the usable window by
+   * the session's calibrated count: those newest items stay whole unless one alone is too large, older outputs are
+   * cleared and older steps summarised as needed. Every later call sends that context and the items after it. A
+   * rebuild that fails leaves the earlier substitution (if any) in place. `refused`: the provider refused the call as
+   * too long (and counted it so, when it said).
    */
-  async #overflow(session: GatewaySession, api: AgentApi, req: AgentRequest, bytes: Uint8Array, toAppend: readonly Recorded[]): Promise<Prepared> {
+  async #overflow(
+    session: GatewaySession,
+    api: AgentApi,
+    req: AgentRequest,
+    bytes: Uint8Array,
+    toAppend: readonly Recorded[],
+    refused: { tokens: number | null } | undefined,
+  ): Promise<Prepared> {
     const { history } = req;
-    let newestAssistant = history.length - 1;
-    while (newestAssistant >= 0 && toRole(history[newestAssistant] as AgentItem, api.api) !== 'assistant') newestAssistant--;
-    const cut = Math.max(session.recorded.length, newestAssistant + 1);
-    const before = toAppend.slice(0, cut - session.recorded.length);
-    const after = toAppend.slice(before.length);
+    const cut = history.length;
+    const before = toAppend;
     await session.appending;
     // The rebuild is asked for right behind the append, not once it is answered: the daemon then logs both in one
     // commit. Should the rebuild have gone first (a daemon of a cluster may take requests out of order while it renews
     // its lease), its context lacks the newest item the append brought, and it is asked for again.
-    const rebuild = (): Promise<RebuildReply> => this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow' });
+    const providerRefused = refused === undefined ? {} : { provider_refused: refused.tokens === null ? {} : { tokens: refused.tokens } };
+    const rebuild = (): Promise<RebuildReply> => this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow', ...providerRefused });
     const lastChunk = before.length === 0 ? 0 : Math.floor((before.length - 1) / MAX_APPEND_MESSAGES) * MAX_APPEND_MESSAGES;
     await this.#append(session, before.slice(0, lastChunk));
     const appending = this.#append(session, before.slice(lastChunk));
@@ -204,7 +292,7 @@ export class SessionRecorder {
     } catch (err) {
       this.#o.log('warn', 'the rebuild failed: the request goes on the context it had', { session: session.key, error: err instanceof Error ? err.message : String(err) });
     }
-    return { session, body: this.#rewrite(session, api, req, bytes), toAppend: after, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
   }
 
   /** The history items not recorded yet, as daemon messages (the pending reply's facts on its echo's last item). */
@@ -242,10 +330,14 @@ export class SessionRecorder {
     return Buffer.from(text, 'utf8');
   }
 
-  /** Appends history items to the session's daemon session (in order, at most `MAX_APPEND_MESSAGES` per request). */
+  /**
+   * Appends history items to the session's daemon session (in order, at most `MAX_APPEND_MESSAGES` per request), and
+   * keeps the calibration the daemon reports with its state.
+   */
   async #append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
     for (let i = 0; i < records.length; i += MAX_APPEND_MESSAGES) {
-      await this.#o.client.append(session.daemonSessionId, records.slice(i, i + MAX_APPEND_MESSAGES).map((r) => r.message));
+      const reply = await this.#o.client.append(session.daemonSessionId, records.slice(i, i + MAX_APPEND_MESSAGES).map((r) => r.message));
+      if (reply.state.calibration !== undefined) session.calibration = reply.state.calibration;
     }
   }
 
@@ -265,6 +357,20 @@ export class SessionRecorder {
         if (session.recorded.length > from) session.recorded.length = from;
       });
   }
+}
+
+/** The wording of a compaction prompt sent as the last user message. */
+const SUMMARY_ASK = /summar|compact/i;
+
+/** Every text an item carries (its content's text parts, whatever the API), joined. */
+function textOfItem(item: AgentItem): string {
+  const content = item['content'];
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.flatMap((part: unknown) => {
+    const text = typeof part === 'object' && part !== null ? (part as { text?: unknown }).text : undefined;
+    return typeof text === 'string' ? [text] : [];
+  }).join('\n');
 }
 
 /** Baton's reading of an item's role (chat messages carry their own). */

@@ -144,10 +144,15 @@ export type CloseRequest = EmptyRequest;
 export const RuntimeStatusRequestSchema = EmptyRequestSchema;
 export type RuntimeStatusRequest = EmptyRequest;
 
-/** `session.<sid>.rebuild`: `wait_ms` bounds how long the daemon may wait for a writer before it rebuilds. */
+/**
+ * `session.<sid>.rebuild`: `wait_ms` bounds how long the daemon may wait for a writer before it rebuilds.
+ * `provider_refused` (additive): the provider refused the agent's request as longer than the model's window, and counted
+ * it as `tokens` when its error said so; the session's calibration learns from it before the rebuild is fitted.
+ */
 export const RebuildRequestSchema = z.strictObject({
   reason: RebuildReasonSchema,
   wait_ms: CountSchema.optional(),
+  provider_refused: z.strictObject({ tokens: z.number().int().positive().optional() }).optional(),
 });
 export type RebuildRequest = z.infer<typeof RebuildRequestSchema>;
 

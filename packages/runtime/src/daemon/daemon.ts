@@ -297,7 +297,9 @@ export class BatonDaemon {
     verb('append', AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(id, b.messages));
     verb('tasks', TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(id, b.tasks));
     verb('checkpoint', CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(id));
-    verb('rebuild', RebuildRequestSchema, RebuildReplySchema, (b, id) => this.#sessions.rebuild(id, b.reason, b.wait_ms));
+    verb('rebuild', RebuildRequestSchema, RebuildReplySchema, (b, id) =>
+      this.#sessions.rebuild(id, b.reason, b.wait_ms, b.provider_refused === undefined ? undefined : { tokens: b.provider_refused.tokens ?? null }),
+    );
     verb('status', StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(id));
     verb('close', CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(id));
     if (this.#clusterOptions === null) {

@@ -361,7 +361,7 @@ export class SessionService {
    * Rebuild (SPEC §2.6): the answer may come much later (after a writer, a render or a compaction), so the mailbox is
    * released while it is prepared. One rebuild at a time per session.
    */
-  async rebuild(sessionId: string, reason: RebuildReason, waitMs: number | undefined): Promise<Body<RebuildReply>> {
+  async rebuild(sessionId: string, reason: RebuildReason, waitMs: number | undefined, providerRefused?: { tokens: number | null }): Promise<Body<RebuildReply>> {
     const waits = this.#o.waits;
     const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
     const requested = (session: LoadedSession, checkpointExists: boolean) => {
@@ -369,7 +369,10 @@ export class SessionService {
       if (session.summary.rebuilding) throw new ProtocolError('conflict', `a rebuild of session ${sessionId} is already in progress`);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
-      const input: SessionInputRecord = { type: 'rebuild.requested', payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists } };
+      const input: SessionInputRecord = {
+        type: 'rebuild.requested',
+        payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists, ...(providerRefused !== undefined ? { providerRefused } : {}) },
+      };
       return { requestId, replied, input };
     };
     // Right behind an append (the gateway's overflowing call) it is logged with the append's records, checked before
