@@ -7,6 +7,7 @@ export { startNatsCluster, type NatsClusterHandle, type NatsClusterNode, type Na
 // Loopback model: the server, its scripting and recording types, the writer-task parser tests script against, and the
 // extractive writer a responder hands writer requests to (when it plays an agent's model itself)
 export { startLoopbackModel } from './loopback-model/start-loopback-model.ts';
+export type { UsageScale } from './loopback-model/usage-scale.ts';
 export type {
   ErrorSpec,
   LoopbackApi,

@@ -23,7 +23,8 @@ import type {
   Responder,
   ScriptStep,
 } from './types.ts';
-import { errorBodyFor, writeReply, type ReplyContext } from './write-reply.ts';
+import { chatPieces, errorBodyFor, responsesPieces, writeReply, type ReplyContext } from './write-reply.ts';
+import { scaledTokens, toolOutputTokens, tooLongError } from './usage-scale.ts';
 
 // A function step may return another function; bound the chain so a buggy responder cannot loop forever.
 const MAX_STEP_DEPTH = 16;
@@ -81,6 +82,7 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
     prefixCache,
     breakpointCache,
     now,
+    usageScale: options.usageScale,
     addUsage: (usage) => {
       stats = {
         calls: stats.calls + 1,
@@ -136,6 +138,16 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
     const base = { index: requests.length, method: req.method ?? 'POST', path, headers: req.headers, rawBody: read.rawBody };
     const request: RecordedRequest = { ...base, ...check.value };
     requests.push(request);
+    // A prompt above the model's window is refused as a provider refuses it, whatever the script says.
+    const window = options.contextWindow;
+    if (window !== undefined) {
+      const tokens = promptTokens(request);
+      if (tokens > window) {
+        await sleeps.sleep(latencyMs);
+        if (!closed && !res.destroyed) sendJson(res, 400, errorBodyFor(route.api, tooLongError(route.api, tokens, window)));
+        return;
+      }
+    }
     const step = await resolveStep(nextStep(request), request);
     if (closed || res.destroyed) return;
     if ('stall' in step) return;
@@ -150,6 +162,16 @@ export async function startLoopbackModel(options: LoopbackModelOptions): Promise
       sendJson(res, step.error.status, errorBodyFor(route.api, step.error), { ...requestId, ...step.error.headers });
     }
     else writeReply(res, request, step.reply, replyContext);
+  }
+
+  /** A request's prompt tokens as the (scaled) provider counts them, without touching the simulated caches. */
+  function promptTokens(request: RecordedRequest): number {
+    const count = (text: string): number => prefixCache.count(text);
+    const measured =
+      request.api === 'anthropic-messages'
+        ? breakpointCache.count(request.wire)
+        : (request.api === 'openai-chat' ? chatPieces(request.wire) : responsesPieces(request.wire)).reduce((sum, piece) => sum + count(piece), 0);
+    return scaledTokens(measured, toolOutputTokens(request, count), options.usageScale);
   }
 
   /** `count_tokens`: the prompt's total input tokens, as a Messages call would count them; nothing is recorded. */

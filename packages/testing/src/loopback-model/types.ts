@@ -4,6 +4,7 @@ import type { AnthropicRequest } from './anthropic-request.ts';
 import type { ChatRequest } from './chat-request.ts';
 import type { ConversationView } from './conversation-view.ts';
 import type { ResponsesRequest } from './responses-request.ts';
+import type { UsageScale } from './usage-scale.ts';
 
 /** The provider APIs the loopback server speaks. */
 export type LoopbackApi = 'openai-chat' | 'openai-responses' | 'anthropic-messages';
@@ -132,6 +133,17 @@ export interface LoopbackModelOptions {
   readonly minCachedTokens?: number;
   /** Clock for the `created` field, in ms. Default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Counts tool outputs and other prompt tokens heavier or lighter than o200k (a provider with another tokenizer, or
+   * images in tool results): the usage every reply reports and the window check are scaled. Default: o200k as it is.
+   */
+  readonly usageScale?: UsageScale;
+  /**
+   * The model's context window: a request whose (scaled) prompt is above it is refused with a 400 in the API's shape
+   * ("…resulted in N tokens", "prompt is too long: N tokens > W maximum"), as a provider does; it is recorded in
+   * `requests` all the same and consumes no script step. Default: no limit.
+   */
+  readonly contextWindow?: number;
 }
 
 /**

@@ -9,6 +9,7 @@ import { completionTexts, resolveReply, type ResolvedReply } from './resolve-rep
 import type { ResponsesRequest } from './responses-request.ts';
 import { responseEvents, responseObject, responseOutput, type ResponsesUsage } from './responses-wire.ts';
 import type { ErrorSpec, LoopbackApi, RecordedRequest, ReplySpec } from './types.ts';
+import { scaledShare, scaledTokens, toolOutputTokens, type UsageScale } from './usage-scale.ts';
 
 /** What rendering a reply needs from the server: its caches, its clock, and where usage is added up. */
 export interface ReplyContext {
@@ -17,15 +18,24 @@ export interface ReplyContext {
   /** ms */
   readonly now: () => number;
   readonly addUsage: (usage: { readonly prompt: number; readonly cached: number; readonly completion: number }) => void;
+  /** How the provider counts otherwise than o200k (scaled usage); absent: as measured. */
+  readonly usageScale?: UsageScale | undefined;
+}
+
+/** A measured prompt as the (scaled) provider reports it: every part in the same proportion. */
+function scaled(request: RecordedRequest, ctx: ReplyContext, prompt: number): (part: number) => number {
+  if (ctx.usageScale === undefined) return (part) => part;
+  const total = scaledTokens(prompt, toolOutputTokens(request, (t) => ctx.prefixCache.count(t)), ctx.usageScale);
+  return (part) => (part === prompt ? total : scaledShare(part, prompt, total));
 }
 
 /** Serialized prompt pieces: model + tools first, then each message exactly as sent (cache key order). */
-function chatPieces(body: ChatRequest): string[] {
+export function chatPieces(body: ChatRequest): string[] {
   return [JSON.stringify({ model: body.model, tools: body.tools ?? [] }), ...body.messages.map((m) => JSON.stringify(m))];
 }
 
 /** Serialized prompt pieces: model + instructions + tools first, then each input item exactly as sent. */
-function responsesPieces(body: ResponsesRequest): string[] {
+export function responsesPieces(body: ResponsesRequest): string[] {
   const head = JSON.stringify({ model: body.model, instructions: body.instructions ?? null, tools: body.tools ?? [] });
   const input = body.input ?? [];
   return [head, ...(typeof input === 'string' ? [JSON.stringify(input)] : input.map((item) => JSON.stringify(item)))];
@@ -40,7 +50,9 @@ function outputTokens(reply: ResolvedReply, ctx: ReplyContext, reasoningFrom: 'r
 
 function writeChat(res: ServerResponse, request: RecordedRequest & { api: 'openai-chat' }, spec: ReplySpec, ctx: ReplyContext): void {
   const reply = resolveReply(spec, request.index);
-  const measure = ctx.prefixCache.observe(chatPieces(request.wire));
+  const measured = ctx.prefixCache.observe(chatPieces(request.wire));
+  const scale = scaled(request, ctx, measured.promptTokens);
+  const measure = { promptTokens: scale(measured.promptTokens), cachedTokens: scale(measured.cachedTokens) };
   const output = outputTokens(reply, ctx, 'reasoning');
   const usage: WireUsage = {
     prompt_tokens: measure.promptTokens,
@@ -63,7 +75,9 @@ function writeChat(res: ServerResponse, request: RecordedRequest & { api: 'opena
 
 function writeResponses(res: ServerResponse, request: RecordedRequest & { api: 'openai-responses' }, spec: ReplySpec, ctx: ReplyContext): void {
   const reply = resolveReply(spec, request.index);
-  const measure = ctx.prefixCache.observe(responsesPieces(request.wire));
+  const measured = ctx.prefixCache.observe(responsesPieces(request.wire));
+  const scale = scaled(request, ctx, measured.promptTokens);
+  const measure = { promptTokens: scale(measured.promptTokens), cachedTokens: scale(measured.cachedTokens) };
   const output = outputTokens(reply, ctx, 'thinking');
   const usage: ResponsesUsage = {
     input_tokens: measure.promptTokens,
@@ -80,7 +94,14 @@ function writeResponses(res: ServerResponse, request: RecordedRequest & { api: '
 
 function writeAnthropic(res: ServerResponse, request: RecordedRequest & { api: 'anthropic-messages' }, spec: ReplySpec, ctx: ReplyContext): void {
   const reply = resolveReply(spec, request.index, 'toolu');
-  const measure = ctx.breakpointCache.observe(request.wire);
+  const measured = ctx.breakpointCache.observe(request.wire);
+  const scale = scaled(request, ctx, measured.totalTokens);
+  const measure = {
+    inputTokens: scale(measured.inputTokens),
+    cacheCreationTokens: scale(measured.cacheCreationTokens),
+    cacheReadTokens: scale(measured.cacheReadTokens),
+    totalTokens: scale(measured.totalTokens),
+  };
   const output = outputTokens(reply, ctx, 'thinking');
   const usage: AnthropicUsage = {
     input_tokens: measure.inputTokens,
