@@ -133,18 +133,33 @@ describe('writer run', () => {
   });
 
   it('scenario 26 (fix): structural errors left after 3 re-entries quarantine the draft and fail with kind validation; live files stay', async () => {
-    const broken = '# Session checkpoint\n\nnothing here\n';
-    const attempt = (): ScriptStep[] => [writeCall((req) => pathsOf(req).checkpoint, broken), { reply: { content: 'CHECKPOINT_COMPLETE' } }];
-    h.model.script(...attempt(), ...attempt(), ...attempt(), ...attempt());
+    // Each attempt is another broken draft: the writer answers every reflection, in vain.
+    const broken = (n: number): string => `# Session checkpoint\n\nnothing here (attempt ${n})\n`;
+    const attempt = (n: number): ScriptStep[] => [writeCall((req) => pathsOf(req).checkpoint, broken(n)), { reply: { content: 'CHECKPOINT_COMPLETE' } }];
+    h.model.script(...attempt(1), ...attempt(2), ...attempt(3), ...attempt(4));
     const r = await runWriter('g');
     expect(r.outcome).toMatchObject({ outcome: 'failure', failure: { kind: 'validation', retryable: false }, watermark: null });
     expect(r.reentries.map((e) => (e as { kind: string }).kind)).toEqual(['validation', 'validation', 'validation']);
     const reflection = lastUser(h.model.requests[2]!);
     expect(reflection).toContain(pathsOf(h.model.requests[0]!).checkpoint);
     expect(reflection).toContain(pathsOf(h.model.requests[0]!).memory);
-    expect(await readFile(join(r.open.memory.checkpoint.replace(/checkpoint\.md$/, 'checkpoint.invalid.md')), 'utf8')).toBe(broken);
+    expect(await readFile(join(r.open.memory.checkpoint.replace(/checkpoint\.md$/, 'checkpoint.invalid.md')), 'utf8')).toBe(broken(4));
     // Nothing live was committed: the session never had a checkpoint.
     expect(existsSync(r.open.memory.checkpoint)).toBe(false);
+  });
+
+  it('a writer that leaves its draft as it was after a reflection is not reflected again: it fails at once, naming the rules', async () => {
+    const broken = '# Session checkpoint\n\nnothing here\n';
+    const attempt = (): ScriptStep[] => [writeCall((req) => pathsOf(req).checkpoint, broken), { reply: { content: 'CHECKPOINT_COMPLETE' } }];
+    h.model.script(...attempt(), ...attempt(), ...attempt(), ...attempt());
+    const r = await runWriter('g2');
+    expect(r.outcome).toMatchObject({ outcome: 'failure', failure: { kind: 'validation', retryable: false }, watermark: null });
+    // One reflection, the same draft again: two model turns of writing instead of four.
+    expect(r.reentries.map((e) => (e as { kind: string }).kind)).toEqual(['validation']);
+    expect(h.model.pending()).toBe(4);
+    const settled = [...h.log.read(`writer/${r.sid}-w1`)].find((rec) => rec.type === 'validation.completed' && (rec.payload as { unchanged?: boolean }).unchanged === true);
+    expect(settled?.payload).toMatchObject({ unchanged: true, rules: expect.arrayContaining(['checkpoint-section-missing']) as unknown });
+    expect(await readFile(join(r.open.memory.checkpoint.replace(/checkpoint\.md$/, 'checkpoint.invalid.md')), 'utf8')).toBe(broken);
   });
 
   it('scenarios 28–30: writes outside the tree, through `..` or `//`, and into another session are refused and change nothing', async () => {

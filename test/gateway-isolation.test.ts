@@ -10,8 +10,8 @@ const SYSTEM = 'You are a careful coding agent working in a TypeScript repositor
 describe('gateway session isolation', () => {
   let rig: GatewayRig;
   beforeAll(async () => {
-    // Usable window 8 000 tokens (no threshold writers): a few turns overflow it.
-    rig = await startGatewayRig({ gateway: { contextWindows: { 'gpt-4o': 60_000 } } });
+    // Usable window 11 703 − 1 462 − 2 340 = 7 901 tokens (under 8 000: no threshold writers): a few turns overflow it.
+    rig = await startGatewayRig({ gateway: { contextWindows: { 'gpt-4o': 11_703 } } });
     rig.model.setResponder(agentResponder);
   });
   afterAll(async () => {

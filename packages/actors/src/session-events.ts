@@ -40,7 +40,11 @@ export type IndexedMessage = z.infer<typeof IndexedMessageSchema>;
 export type Task = TaskItem;
 
 /** A writer failure as the actors record it: the wire's `{ kind, retryable }` plus a message for logs and replay. */
-export const FailureSchema = WriterFailureSchema.extend({ message: z.string().optional() });
+export const FailureSchema = WriterFailureSchema.extend({
+  message: z.string().optional(),
+  /** A validation failure: the rules the draft broke (the next writer is told how to meet them). */
+  rules: z.array(z.string()).optional(),
+});
 export type Failure = z.infer<typeof FailureSchema>;
 
 /**

@@ -41,6 +41,13 @@ export const WriterEventSchema = z.discriminatedUnion('type', [
     errors: z.array(z.string()),
     extract: z.array(z.string()),
     warnings: z.array(z.string()),
+    /** The rules the errors break (`checkpoint-intent-unquoted`, …): a failure names them for the next writer. */
+    rules: z.array(z.string()).optional(),
+    /**
+     * The draft is the very one the previous validation saw, with the same findings: the writer did nothing with the
+     * reflection, and sending it again would change nothing.
+     */
+    unchanged: z.boolean().optional(),
   }),
   z.object({ type: z.literal('commit.completed'), files: z.array(z.object({ path: z.string(), hash: z.string() })) }),
   z.object({ type: z.literal('commit.failed'), message: z.string() }),

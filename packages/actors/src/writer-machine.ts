@@ -48,7 +48,8 @@ const cancel = { target: 'settled', actions: { type: 'settle', params: cancelled
  *            ── model.failed ────────────────────────────────────────► settled
  * tools      ── tools.completed ─────────────────────────────────────► calling
  * validating ── validation.completed [isClean] ──────────────────────► committing
- *            ── validation.completed [canReenter] ───────────────────► calling     (extraction, then validation)
+ *            ── validation.completed [canReenter] ───────────────────► calling     (extraction, then validation; not
+ *                                                                                   after a reflection left unanswered)
  *            ── validation.completed [hasErrors] ────────────────────► settled     (draft quarantined)
  *            ── validation.completed ────────────────────────────────► committing  (over budget: warnings)
  * committing ── commit.completed | commit.failed ────────────────────► settled
@@ -121,7 +122,8 @@ export const writerMachine = setup({
       assertEvent(event, 'validation.completed');
       return event.errors.length === 0 && event.extract.length === 0;
     },
-    canReenter: ({ context }) => context.reentries < context.input.maxReentries,
+    // Another re-entry only when it could change something: not after a reflection the writer did nothing with.
+    canReenter: ({ context, event }) => context.reentries < context.input.maxReentries && !(event.type === 'validation.completed' && event.unchanged === true),
     hasErrors: ({ event }) => {
       assertEvent(event, 'validation.completed');
       return event.errors.length > 0;
@@ -204,8 +206,8 @@ export const writerMachine = setup({
                 type: 'settle',
                 params: ({ event }) => ({
                   outcome: 'failure',
-                  failure: { kind: 'validation', retryable: false, message: event.errors.join('; ') },
-                  reason: 'structural errors remain after the last re-entry',
+                  failure: { kind: 'validation', retryable: false, message: event.errors.join('; '), ...(event.rules !== undefined ? { rules: event.rules } : {}) },
+                  reason: event.unchanged === true ? 'the writer left its draft as it was after the reflection' : 'structural errors remain after the last re-entry',
                 }),
               },
             ],

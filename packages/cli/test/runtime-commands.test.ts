@@ -191,7 +191,18 @@ describe('baton sessions', { timeout: 60_000 }, () => {
       opened_at: expect.any(Number) as unknown,
       resident: true,
       quarantined: false,
-      state: { tokens: 5_010, usable_window: withUsage.usable_window, next_threshold: withUsage.thresholds[0], watermark: null, writer: 'idle', overflow: false },
+      state: {
+        tokens: 5_010,
+        usable_window: withUsage.usable_window,
+        next_threshold: withUsage.thresholds[0],
+        watermark: null,
+        writer: 'idle',
+        overflow: false,
+        // What the session learnt from the one reply that reported usage: 5 000 prompt tokens for a few words, far
+        // more than Baton counts (each ratio is bounded at 10).
+        calibration: { text: 10, tool: 10, image: 10 },
+        last_prompt_tokens: 5_000,
+      },
       closed: false,
       last_outcome: null,
     });

@@ -90,7 +90,12 @@ function estimatedTokens(item: unknown): number {
   const walk = (v: unknown): void => {
     if (typeof v === 'string') chars += v.length > 2_000 && INLINE_DATA.test(v) ? IMAGE_CHARS : v.length + 2;
     else if (Array.isArray(v)) for (const x of v) walk(x);
-    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) (chars += k.length + 4), walk(x);
+    else if (typeof v === 'object' && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        chars += k.length + 4;
+        walk(x);
+      }
+    }
     else chars += 5;
   };
   walk(item);

@@ -223,6 +223,8 @@ describe('machines equal the reducer they replaced', () => {
                 : kind === 8 && last !== null
                   ? last
                   : writerNoise(pick);
+          // A validation the writer left unanswered ends the run early, which the reducer predates: skipped.
+          if (event.type === 'validation.completed' && event.unchanged === true) continue;
           trail.push(event.type);
           check.where = `writer(max ${maxReentries}/${maxContinuations}): ${trail.join(' → ')}`;
           const next = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, snapshot, event);

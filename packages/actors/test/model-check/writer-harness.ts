@@ -51,6 +51,11 @@ export const WRITER_EVENTS: readonly Labelled<WriterEvent>[] = [
   { label: 'validation:extract', event: { type: 'validation.completed', errors: [], extract: ['§5 over budget'], warnings: [] } },
   { label: 'validation:both', event: { type: 'validation.completed', errors: ['§3 header missing'], extract: ['§5 over budget'], warnings: [] } },
   { label: 'validation:warnings', event: { type: 'validation.completed', errors: [], extract: [], warnings: ['entry without Why:'] } },
+  // The writer left its draft as it was after a reflection: no further re-entry, whatever is left of the limit.
+  {
+    label: 'validation:unchanged',
+    event: { type: 'validation.completed', errors: ['§1 has no block quote'], extract: [], warnings: [], rules: ['checkpoint-intent-unquoted'], unchanged: true },
+  },
   { label: 'commit.completed', event: { type: 'commit.completed', files: [{ path: 'checkpoint.md', hash: 'h1' }] } },
   { label: 'commit.failed', event: { type: 'commit.failed', message: 'rename failed' } },
   { label: 'cancel', event: { type: 'writer.cancel', reason: 'drain' } },
@@ -169,7 +174,10 @@ export class WriterMonitor {
           this.committed = true;
           break;
         case 'quarantine':
-          check.that(p.reentries === p.input.maxReentries && event.type === 'validation.completed' && event.errors.length > 0, 'quarantine before the last re-entry');
+          check.that(
+            event.type === 'validation.completed' && event.errors.length > 0 && (p.reentries === p.input.maxReentries || event.unchanged === true),
+            'quarantine before the last re-entry (and not after a reflection left unanswered)',
+          );
           this.quarantined = true;
           break;
         case 'settle':

@@ -97,6 +97,8 @@ describe('writer machine model check', () => {
         const real = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, v.state, t.event);
         const fast = stepper.step(v.state, t.event);
         check.that(JSON.stringify([real.snapshot.value, real.snapshot.context, real.effects]) === JSON.stringify([fast.snapshot.value, fast.snapshot.context, fast.effects]), 'fast fold differs from foldEvent');
+        // A validation the writer left unanswered ends the run early, which the reducer predates: not compared.
+        if (t.event.type === 'validation.completed' && t.event.unchanged === true) continue;
         const oracle = planWriterEvent(v.state.context, t.event);
         check.that(JSON.stringify([real.snapshot.context, real.effects]) === JSON.stringify([oracle.context, oracle.effects]), 'the machine differs from the reducer it replaced');
       }

@@ -26,6 +26,8 @@ export const PROMPT_NAMES = [
   'rebuild-recent-user-elided',
   'rebuild-uncovered',
   'fit-labels',
+  'writer-guidance',
+  'writer-user-requests',
   'rebuild-labels',
   'extractive-summary-header',
   'extractive-summary-labels',

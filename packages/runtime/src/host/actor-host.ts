@@ -10,6 +10,7 @@ import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from '../rebuild/compact-conversation.ts';
 import { renderRebuild } from '../rebuild/render-rebuild.ts';
 import type { Clock } from '../time/clock.ts';
+import { latestUserRequests } from '../writer/user-requests.ts';
 import { WriterRun } from '../writer/writer-run.ts';
 import { assertNever } from '../assert-never.ts';
 import { PortRpc } from './port-rpc.ts';
@@ -17,6 +18,9 @@ import { HostedSession, summarize, type MessageSource } from './session-host.ts'
 import { redactKey } from './redact-key.ts';
 import { WriterClients } from './writer-clients.ts';
 import type { FileTokens, HostOptions, MainSide, SessionStatusInfo, WorkerSide, WriterSettledNote } from './worker-messages.ts';
+
+/** Newest main-slice messages searched for the user's latest requests a writer is shown. */
+const USER_REQUEST_WINDOW = 200;
 
 /** A memory file's existence and real-token size (0 when it is missing). */
 async function fileTokens(path: string): Promise<FileTokens> {
@@ -207,9 +211,12 @@ export class ActorHost {
   #startWriter(session: HostedSession, effect: Extract<SessionWorkerEffect, { kind: 'writer.start' }>): void {
     const sessionId = session.setup.input.sessionId;
     // The prefix is read from the log now; its ids are the context as it was when the session started the writer.
-    const spec = session
-      .resolve(session.writerPrefixIds(effect), this.#source)
-      .then((slice) => session.writerSpec(effect, slice, this.#options.model.writerModel));
+    // The user's latest requests are taken from the newest messages too (the kept tail included) and from what fitted
+    // rebuilds took out: the writer is shown them even when its range does not hold them.
+    const carried = session.uncovered.users;
+    const spec = Promise.all([session.resolve(session.writerPrefixIds(effect), this.#source), this.#source.recentMain(sessionId, USER_REQUEST_WINDOW)]).then(([slice, recent]) =>
+      session.writerSpec(effect, slice, this.#options.model.writerModel, latestUserRequests(recent, carried)),
+    );
     // Everything the writer consumes and reports is redacted of the agent's key it calls the model with, if any:
     // providers echo a key in their errors, and these reach the event log, events, log lines and memory files.
     const agentKey = this.#clients.keyOf(sessionId);

@@ -243,7 +243,7 @@ export class HostedSession {
    * prefix starts with the agent's system messages; the other APIs carry the system prompt beside the messages. A
    * Responses reasoning item never ends a request: trailing ones are left out (they belong with an item not covered).
    */
-  writerSpec(effect: WriterStartEffect, slice: readonly Message[], writerModel: string | null): WriterRunSpec {
+  writerSpec(effect: WriterStartEffect, slice: readonly Message[], writerModel: string | null, userRequests: readonly string[] = []): WriterRunSpec {
     const api = this.api;
     const fork = effect.mode === 'fork';
     const system = this.setup.system;
@@ -271,6 +271,9 @@ export class HostedSession {
       headers: this.setup.headers ?? {},
       toolMap: effect.mode === 'fork' ? this.toolMap : null,
       tasks: this.context.tasks,
+      userRequests,
+      // The rules the previous writer's refused draft broke (a validation failure names them).
+      guidance: this.context.lastOutcome?.failure?.kind === 'validation' ? (this.context.lastOutcome.failure.rules ?? []) : [],
     };
   }
 }

@@ -35,14 +35,17 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A text slot on `obj[key]`. */
-const slot = (obj: Obj, key: string): Slot => ({ get: () => String(obj[key] ?? ''), set: (text) => void (obj[key] = text) });
+const slot = (obj: Obj, key: string): Slot => ({ get: () => (typeof obj[key] === 'string' ? obj[key] : ''), set: (text) => void (obj[key] = text) });
 
 /**
  * Tool-call arguments are JSON: a cut one would not parse, so its cut text is wrapped in a small JSON object instead
  * (`{"truncated_arguments": "…"}`; for an Anthropic `tool_use`, whose input is an object, `{"truncated_input": "…"}`).
  */
 const argumentsSlot = (obj: Obj, key: string): Slot => ({
-  get: () => (typeof obj[key] === 'string' ? (obj[key] as string) : JSON.stringify(obj[key] ?? {})),
+  get: () => {
+    const value = obj[key];
+    return typeof value === 'string' ? value : JSON.stringify(value ?? {});
+  },
   set: (text) => void (obj[key] = typeof obj[key] === 'string' ? JSON.stringify({ truncated_arguments: text }) : { truncated_input: text }),
 });
 
@@ -72,7 +75,7 @@ function slotsOf(m: Message, imageNote: string): Slot[] {
   const out: Slot[] = [];
   const native = m.native;
   if (native === undefined) {
-    contentSlots(m as Obj, 'content', imageNote, 'text', out);
+    contentSlots(m, 'content', imageNote, 'text', out);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const fn = isObj(call) ? (call['function'] ?? call['custom']) : undefined;
       if (isObj(fn) && 'arguments' in fn) out.push(argumentsSlot(fn, 'arguments'));

@@ -1,5 +1,5 @@
 import type { Task } from '@baton/actors';
-import { loadPrompt, renderBudgetTable, renderPrompt, type Budgets, type MemoryPaths } from '@baton/memory-store';
+import { fillLabel, loadPrompt, loadPromptLabels, renderBudgetTable, renderPrompt, type Budgets, type MemoryPaths } from '@baton/memory-store';
 
 const ICONS: Readonly<Record<Task['status'], string>> = { open: '🔵', in_progress: '🔄', blocked: '🟡', done: '✅', abandoned: '❌' };
 
@@ -23,6 +23,32 @@ export function renderTaskTree(tasks: readonly Task[]): string {
   return lines.join('\n');
 }
 
+const GUIDANCE_KEYS = ['header', 'checkpoint-intent-unquoted', 'checkpoint-missing', 'checkpoint-structure', 'memory-structure', 'memory-entry', 'memory-duplicate-title', 'index-line', 'other'] as const;
+
+/** The guidance line for a validation rule a previous writer broke. */
+function guidanceKey(rule: string): (typeof GUIDANCE_KEYS)[number] {
+  if (rule === 'checkpoint-intent-unquoted' || rule === 'checkpoint-missing' || rule === 'memory-duplicate-title') return rule;
+  if (rule.startsWith('checkpoint-')) return 'checkpoint-structure';
+  if (rule.startsWith('memory-entry-')) return 'memory-entry';
+  if (rule.startsWith('memory-')) return 'memory-structure';
+  if (rule.startsWith('index-line-') || rule === 'nested-spillover') return 'index-line';
+  return 'other';
+}
+
+/** What the previous writer's refused draft broke, and how to meet it (empty when it broke nothing). */
+export function renderGuidance(rules: readonly string[]): string {
+  if (rules.length === 0) return '';
+  const labels = loadPromptLabels('writer-guidance', GUIDANCE_KEYS);
+  const lines = [...new Set(rules.map((rule) => (guidanceKey(rule) === 'other' ? fillLabel(labels.other, { RULE: rule }) : labels[guidanceKey(rule)])))];
+  return [labels.header, ...lines.map((l) => `- ${l}`)].join('\n');
+}
+
+/** The user's latest explicit requests as the writer is shown them (empty when there are none). */
+export function renderUserRequests(requests: readonly string[]): string {
+  if (requests.length === 0) return '';
+  return renderPrompt('writer-user-requests', { REQUESTS: requests.map((r) => r.split('\n').map((line) => `> ${line}`).join('\n')).join('\n\n') }).trimEnd();
+}
+
 /** The writer task message (SPEC §2.3): our prompt text with the four absolute paths and the inlined task tree. */
 export function composeWriterTask(options: {
   readonly paths: MemoryPaths;
@@ -33,12 +59,21 @@ export function composeWriterTask(options: {
   /** The SUBAGENT PROGRESS block (empty when no task journal changed). */
   readonly progress: string;
   readonly budgets: Budgets;
+  /** The user's latest explicit requests, verbatim, whether or not the covered range holds them. */
+  readonly userRequests?: readonly string[];
+  /** Rules the previous writer's refused draft broke. */
+  readonly guidance?: readonly string[];
 }): string {
   const { paths } = options;
-  const range =
+  const range = [
     `This checkpoint covers the conversation up to message ${options.boundary}` +
-    (options.watermark !== null ? ` (the previous one covered up to ${options.watermark}).` : '.') +
-    `\nPrevious checkpoint: ${paths.checkpoint}\nPrevious memory: ${paths.memory}\nRead both before writing.`;
+      (options.watermark !== null ? ` (the previous one covered up to ${options.watermark}).` : '.') +
+      `\nPrevious checkpoint: ${paths.checkpoint}\nPrevious memory: ${paths.memory}\nRead both before writing.`,
+    renderUserRequests(options.userRequests ?? []),
+    renderGuidance(options.guidance ?? []),
+  ]
+    .filter((part) => part !== '')
+    .join('\n\n');
   return renderPrompt('writer-task', {
     TOOLS: options.tools.join(', '),
     CHECKPOINT_PATH: paths.checkpoint,

@@ -58,6 +58,14 @@ export interface WriterRunSpec {
   /** Null in delta mode. */
   readonly toolMap: ToolMap | null;
   readonly tasks: readonly Task[];
+  /**
+   * The user's latest explicit requests, verbatim, shown in the task whether or not the covered range holds them (a
+   * request in the kept tail is context, not covered range): §1 can always quote the user, and the validator asks
+   * for a quote only when one was shown.
+   */
+  readonly userRequests?: readonly string[];
+  /** Rules the previous writer's refused draft broke: the task says how to meet them. */
+  readonly guidance?: readonly string[];
 }
 
 export interface WriterRunDeps {
@@ -101,6 +109,8 @@ export class WriterRun {
   #model: WriterModel | null = null;
   #workspace: WriterWorkspace | null = null;
   #violations: readonly Violation[] = [];
+  /** The draft and findings of the previous validation. */
+  #lastDraft: { readonly hash: string; readonly findings: string } | null = null;
   #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
   #queue: Promise<void> = Promise.resolve();
   /** A cancellation asked for before the run started: consumed as its first event. */
@@ -219,10 +229,23 @@ export class WriterRun {
         return { type: 'tools.completed', results };
       }
       case 'validate': {
-        const userRequestExists = this.#spec.prefix.some((m) => m['role'] === 'user');
+        // §1 must quote the user only when the writer was shown a request of theirs to quote.
+        const userRequestExists = (this.#spec.userRequests ?? []).length > 0;
         const verdict = await this.#ws().validate(userRequestExists);
         this.#violations = verdict.violations;
-        return { type: 'validation.completed', errors: verdict.errors, extract: verdict.extract, warnings: verdict.warnings };
+        const rules = [...new Set(verdict.violations.filter((v) => v.severity === 'error').map((v) => v.rule))];
+        // A draft the writer left as it was after a reflection, with the same findings: reflecting again changes nothing.
+        const findings = JSON.stringify([verdict.errors, verdict.extract]);
+        const unchanged = this.#lastDraft !== null && this.#lastDraft.hash === verdict.draftHash && this.#lastDraft.findings === findings;
+        this.#lastDraft = { hash: verdict.draftHash, findings };
+        return {
+          type: 'validation.completed',
+          errors: verdict.errors,
+          extract: verdict.extract,
+          warnings: verdict.warnings,
+          ...(rules.length > 0 ? { rules } : {}),
+          ...(unchanged ? { unchanged } : {}),
+        };
       }
       case 'commit':
         try {
@@ -300,6 +323,8 @@ export class WriterRun {
       watermark: spec.watermark,
       progress,
       budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
+      userRequests: spec.userRequests ?? [],
+      guidance: spec.guidance ?? [],
     });
     const fork = spec.input.mode === 'fork';
     const chatDeltaSystem = !fork && spec.api === 'openai-chat' ? [{ role: 'system', content: deltaSystemPrompt() }] : [];

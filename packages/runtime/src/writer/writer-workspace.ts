@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import {
@@ -42,6 +43,8 @@ export interface WorkspaceVerdict {
   readonly extract: string[];
   readonly warnings: string[];
   readonly violations: readonly Violation[];
+  /** A digest of the draft the validator read (the staged files and their spillovers). */
+  readonly draftHash: string;
 }
 
 const describe = (v: Violation): string => `${v.file}: ${v.rule}: ${v.detail}`;
@@ -98,11 +101,15 @@ export class WriterWorkspace {
         if (/^(?:checkpoint|MEMORY)-.+\.md$/.test(name)) spillovers.set(name, await read(join(dir, name)));
       }
     }
+    const checkpoint = await read(staged.checkpoint);
+    const memory = await read(staged.memory);
+    const draft = createHash('sha256');
+    for (const text of [checkpoint, memory, ...[...spillovers.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).flat()]) draft.update(text ?? '\u0000').update('\u0001');
     const violations = validateMemoryFiles({
       checkpointPath: staged.checkpoint,
-      checkpoint: await read(staged.checkpoint),
+      checkpoint,
       memoryPath: staged.memory,
-      memory: await read(staged.memory),
+      memory,
       previousMemory: await read(this.live.memory),
       template: loadPrompt('checkpoint-template'),
       memoryTemplate: loadPrompt('memory-template'),
@@ -113,7 +120,7 @@ export class WriterWorkspace {
     });
     const decision = decideValidation(violations);
     const pick = (severity: Violation['severity']): string[] => violations.filter((v) => v.severity === severity).map(describe);
-    return { errors: pick('error'), extract: pick('extract-required'), warnings: decision.warnings.map(describe), violations };
+    return { errors: pick('error'), extract: pick('extract-required'), warnings: decision.warnings.map(describe), violations, draftHash: draft.digest('hex') };
   }
 
   /**
