@@ -23,15 +23,27 @@ export function renderTaskTree(tasks: readonly Task[]): string {
   return lines.join('\n');
 }
 
-const GUIDANCE_KEYS = ['header', 'checkpoint-intent-unquoted', 'checkpoint-missing', 'checkpoint-structure', 'memory-structure', 'memory-entry', 'memory-duplicate-title', 'index-line', 'other'] as const;
+const GUIDANCE_KEYS = [
+  'header',
+  'checkpoint_intent_unquoted',
+  'checkpoint_missing',
+  'checkpoint_structure',
+  'memory_structure',
+  'memory_entry',
+  'memory_duplicate_title',
+  'index_line',
+  'other',
+] as const;
 
 /** The guidance line for a validation rule a previous writer broke. */
 function guidanceKey(rule: string): (typeof GUIDANCE_KEYS)[number] {
-  if (rule === 'checkpoint-intent-unquoted' || rule === 'checkpoint-missing' || rule === 'memory-duplicate-title') return rule;
-  if (rule.startsWith('checkpoint-')) return 'checkpoint-structure';
-  if (rule.startsWith('memory-entry-')) return 'memory-entry';
-  if (rule.startsWith('memory-')) return 'memory-structure';
-  if (rule.startsWith('index-line-') || rule === 'nested-spillover') return 'index-line';
+  if (rule === 'checkpoint-intent-unquoted') return 'checkpoint_intent_unquoted';
+  if (rule === 'checkpoint-missing') return 'checkpoint_missing';
+  if (rule === 'memory-duplicate-title') return 'memory_duplicate_title';
+  if (rule.startsWith('checkpoint-')) return 'checkpoint_structure';
+  if (rule.startsWith('memory-entry-')) return 'memory_entry';
+  if (rule.startsWith('memory-')) return 'memory_structure';
+  if (rule.startsWith('index-line-') || rule === 'nested-spillover') return 'index_line';
   return 'other';
 }
 
