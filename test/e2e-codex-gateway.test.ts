@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
@@ -8,7 +8,7 @@ import { BatonDaemon, LmdbEventLog, verifySession } from '@baton/runtime';
 import { extractiveStep, startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle, type RecordedRequest, type ScriptStep } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TAIL } from './support/conversation.ts';
-import { CODEX_KEY, authOf, bodyOf, isUser, jsonLines, promptTokens, publishedOf, requestKind, runCodex, stderrLines, textOf, type CodexBody, type CodexEvent, type Item } from './support/codex-run.ts';
+import { CODEX_KEY, authOf, bodyOf, isUser, jsonLines, promptTokens, publishedOf, requestKind, runCodex, stderrLines, textOf, writeCodexConfig, type CodexBody, type CodexEvent, type Item } from './support/codex-run.ts';
 
 /**
  * Codex CLI (`@openai/codex` 0.171.0, an agent nobody here wrote) runs headless through the gateway against the
@@ -204,33 +204,11 @@ describe('Codex CLI through the gateway', () => {
       return stepReply(step);
     });
 
-    // Codex's configuration: one provider whose base URL is the gateway with a fixed session id, read with its own key
-    // from the environment; no approvals, a sandbox that lets it write in the scratch project, and no analytics (it
-    // talks to nothing but the gateway).
     const codexHome = join(scratch, 'codexhome');
     const home = join(scratch, 'home');
     const project = join(scratch, 'project');
     await Promise.all([mkdir(codexHome), mkdir(home), mkdir(project)]);
-    const baseUrl = gateway.baseURL.replace(/\/v1$/, `/s/${SESSION}/v1`);
-    await writeFile(
-      join(codexHome, 'config.toml'),
-      [
-        `model = "${MODEL_ID}"`,
-        'model_provider = "baton"',
-        'approval_policy = "never"',
-        'sandbox_mode = "workspace-write"',
-        '',
-        '[model_providers.baton]',
-        'name = "Baton gateway"',
-        `base_url = "${baseUrl}"`,
-        'env_key = "CODEX_E2E_KEY"',
-        'wire_api = "responses"',
-        '',
-        '[analytics]',
-        'enabled = false',
-        '',
-      ].join('\n'),
-    );
+    await writeCodexConfig(codexHome, gateway.baseURL.replace(/\/v1$/, `/s/${SESSION}/v1`), MODEL_ID);
 
     const events: PublishedEvent[] = [];
     const stream = observer.events(SESSION);
@@ -329,9 +307,9 @@ describe('Codex CLI through the gateway', () => {
     }
     const rewritten = bodies[rewrittenFrom];
     if (rewritten === undefined) throw new Error('no request was rewritten');
-    // Developer items, boundary, the preserved tail, and verbatim the patch's output Codex had just got (the model had
-    // not seen it).
-    expect(rewritten.input).toHaveLength(2 + 1 + tailLength + 1);
+    // Developer items, boundary and the preserved tail, which ends with the patch's output Codex had just got, verbatim
+    // (the model had not seen it: a rebuild never clears it).
+    expect(rewritten.input).toHaveLength(2 + 1 + tailLength);
     const boundary = rewritten.input[2];
     expect(boundary).toMatchObject({ type: 'message', role: 'user' });
     expect(textOf(boundary)).toMatch(/^## Checkpoint\n/);
@@ -419,11 +397,15 @@ describe('Codex CLI through the gateway', () => {
     expect(String(next.headers['x-codex-window-id'])).toMatch(/:1$/);
     const nextInput = bodyOf(next).input;
     expect(textOf(nextInput.at(-1))).toBe(COMPACTION_PROMPT);
-    const summary = nextInput.find((i) => isUser(i) && textOf(i).startsWith('Another language model started to solve this problem'));
-    // The summary Codex got is the rebuilt context's boundary: the checkpoint, the user's words, verbatim.
-    expect(textOf(summary)).toContain('## Checkpoint\n');
-    expect(textOf(summary)).toContain('## Recent user input (verbatim)');
-    for (const prompt of PROMPTS) expect(textOf(summary)).toContain(prompt);
+    // Codex's new history starts from the summary it was answered with; the model gets what that summary stands for:
+    // Codex's developer item, then the rebuilt context (its boundary first: the checkpoint, the user's words verbatim),
+    // then what Codex added since — the same session going on, not a new one from nothing.
+    expect(JSON.stringify(nextInput[0])).toBe(JSON.stringify(bodies[0]?.input[0]));
+    const boundaryAfter = nextInput.find(isUser);
+    expect(textOf(boundaryAfter)).toMatch(/^## Checkpoint\n/);
+    expect(textOf(boundaryAfter)).toContain('## Recent user input (verbatim)');
+    for (const prompt of PROMPTS) expect(next.rawBody).toContain(JSON.stringify(prompt).slice(1, -1));
+    expect(nextInput.some((i) => isUser(i) && textOf(i).startsWith('Another language model started to solve this problem'))).toBe(false);
     await writerIdle();
     await daemon.sessions.flushDecisions();
     stream.stop();
@@ -431,8 +413,10 @@ describe('Codex CLI through the gateway', () => {
     const after = [...log.read(`session/${SESSION}`)];
     expect(after.filter((r) => r.type === 'rebuild.requested').map((r) => (r.payload as { reason: string }).reason)).toEqual(['overflow', 'compaction']);
     expect(publishedOf(after).some((e) => e.type === 'status' && String(e['text']).startsWith("Answering the agent's compaction from the checkpoint"))).toBe(true);
-    // The compacted history continues no recorded one: the gateway follows it as a new slice of the session.
-    expect([...log.read(`session/${SESSION}-s1`)].length).toBeGreaterThan(0);
+    // The compacted history continues the session it was answered for: no new slice, the turn recorded in the session.
+    expect([...log.read(`session/${SESSION}-s1`)]).toEqual([]);
+    const recordedAfter = after.filter((r) => r.type === 'messages.appended').flatMap((r) => (r.payload as { messages: { native?: Item }[] }).messages);
+    expect(recordedAfter.some((m) => isUser(m.native) && textOf(m.native) === COMPACTION_PROMPT)).toBe(true);
     expect(gatewayWarnings).toEqual([]);
     expect(verifySession(log, SESSION).divergence).toBeNull();
   });

@@ -9,7 +9,7 @@ import { recordedMessages, startGatewayRig, until, type Exchange, type GatewayRi
 type Item = Record<string, unknown>;
 
 const SYSTEM = 'You are a careful coding agent working in a TypeScript repository.';
-/** 37 036 tokens: usable 25 000 (reserves of 12.5 % and 20 % of the window), threshold writers at 5 000, 10 000, 15 000 and 17 500. */
+/** 37 036 tokens: usable 25 000 (reserves of 12.5 % and 20 % of the window), threshold writers at 5 000, 10 000 and 12 000. */
 const WINDOWS = { 'gpt-4o': 37_036, 'claude-test': 37_036 };
 
 const bodyOf = (e: Exchange): Item => JSON.parse(e.body.toString('utf8')) as Item;

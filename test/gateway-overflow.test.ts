@@ -26,7 +26,7 @@ describe('gateway overflow rewrite (over a real nats-server, writers in fork mod
   let rig: GatewayRig;
   beforeAll(async () => {
     // A 37 036-token window: usable 37 036 − 4 629 (output, 12.5 %) − 7 407 (compaction, 20 %) = 25 000 tokens, and a ladder of
-    // threshold writers at 5 000, 10 000, 15 000 and 17 500.
+    // threshold writers at 5 000, 10 000 and 12 000.
     rig = await startGatewayRig({ nats: true, gateway: { contextWindows: { 'gpt-4o': 37_036 } } });
     rig.model.setResponder(agentResponder);
   });

@@ -1,4 +1,6 @@
 /** Running Codex CLI headless in the gateway end-to-end test, and reading what it sent and printed. */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { runCaptured } from './run-captured.ts';
 import { fileURLToPath } from 'node:url';
 import type { RecordedRequest } from '@baton/testing';
@@ -71,4 +73,31 @@ export async function runCodex(options: { cwd: string; home: string; codexHome: 
     CODEX_E2E_KEY: CODEX_KEY,
     NO_COLOR: '1',
   });
+}
+
+/**
+ * Codex's configuration: one provider whose base URL is the gateway (with a fixed session id), read with its own key
+ * from the environment; no approvals, a sandbox that lets it write in the scratch project, and no analytics (it talks
+ * to nothing but the gateway).
+ */
+export async function writeCodexConfig(codexHome: string, baseUrl: string, model: string): Promise<void> {
+  await writeFile(
+    join(codexHome, 'config.toml'),
+    [
+      `model = "${model}"`,
+      'model_provider = "baton"',
+      'approval_policy = "never"',
+      'sandbox_mode = "workspace-write"',
+      '',
+      '[model_providers.baton]',
+      'name = "Baton gateway"',
+      `base_url = "${baseUrl}"`,
+      'env_key = "CODEX_E2E_KEY"',
+      'wire_api = "responses"',
+      '',
+      '[analytics]',
+      'enabled = false',
+      '',
+    ].join('\n'),
+  );
 }

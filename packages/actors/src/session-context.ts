@@ -68,6 +68,12 @@ export interface SessionContext {
   readonly failedWriters: number;
   /** Rebuilds since the last writer failed (what the backoff counts). */
   readonly rebuildsSinceFailure: number;
+  /**
+   * The boundary message a fitted rebuild inserted and asked a writer to catch up to: the writer starts with the next
+   * append (the agent's request carrying the boundary has reached the provider by then, so the writer's fork of it
+   * reads the provider's prompt cache), unless a writer covering it started first.
+   */
+  readonly catchUp: string | null;
 }
 
 /** A rebuild waiting for a writer, rendering, or compacting. */
@@ -109,6 +115,7 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     overWindow: 0,
     failedWriters: 0,
     rebuildsSinceFailure: 0,
+    catchUp: null,
   };
 }
 

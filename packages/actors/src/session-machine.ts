@@ -41,7 +41,7 @@ import {
   queueRequest,
   refuseCheckpoint,
   replyToCheckpoint,
-  catchesUp,
+  catchUpDue,
   settleWriter,
   startCatchUpWriter,
   startWriter,
@@ -116,9 +116,10 @@ const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRe
  *   idle ─ messages.appended [reachesSeveralRungs ∧ canStartRungWriter] ─► runningPending  (one start, one queued)
  *        ─ messages.appended [canStartRungWriter] ──────────────────────► running
  *        ─ messages.appended [reachesRung] ─────────────────────────────► idle            (rungs fire, no writer)
+ *        ─ messages.appended [catchUpDue] ──────────────────────────────► running         (a writer catches up to a
+ *                                                                                         fitted rebuild's boundary)
  *        ─ checkpoint.requested [canStartWriter] ───────────────────────► running         (else refused)
  *        ─ rebuild.requested [rebuild in idle ∧ rebuildNeedsWriter] ────► running
- *        ─ rebuild.rendered | rebuild.compacted [catchesUp] ────────────► running         (a writer catches up)
  *   running ─ checkpoint.requested [canQueueRequest] ───────────────────► runningPending  (else refused)
  *           ─ writer.settled [isRunningWriter] ─────────────────────────► idle
  *   runningPending ─ checkpoint.requested ──────────────────────────────► runningPending  (replaces the request)
@@ -184,7 +185,7 @@ export const sessionMachine = setup({
     announceCrossedRungs: act(announceCrossedRungs),
     markRungsCrossed: act(markRungsCrossed),
     startWriter: act(startWriter),
-    startCatchUpWriter: actOn(['rebuild.rendered', 'rebuild.compacted'], startCatchUpWriter),
+    startCatchUpWriter: act(startCatchUpWriter),
     queueRequest: act(queueRequest),
     replyToCheckpoint: actOn(['checkpoint.requested'], replyToCheckpoint),
     refuseCheckpoint: actOn(['checkpoint.requested'], refuseCheckpoint),
@@ -228,7 +229,7 @@ export const sessionMachine = setup({
     hasRunningWriter: ({ context }) => hasRunningWriter(context),
     rebuildNeedsWriter: when(['rebuild.requested'], rebuildNeedsWriter),
     answersAtOnce: when(['rebuild.requested'], answersAtOnce),
-    catchesUp: when(['rebuild.rendered', 'rebuild.compacted'], catchesUp),
+    catchUpDue: ({ context }) => catchUpDue(context),
     isAwaitedWriter: when(['writer.settled'], isAwaitedWriter),
     rendersAfterSettle: when(['writer.settled'], rendersAfterSettle),
     isWaitTimer: when(['timer.fired'], isWaitTimer),
@@ -259,6 +260,8 @@ export const sessionMachine = setup({
               { guard: 'canStartRungWriter', target: 'running', actions: ['indexMessages', 'announceCrossedRungs', startForRung, 'markRungsCrossed'] },
               // The rungs fire (and are consumed) although no writer can start: nothing new to cover.
               { guard: 'reachesRung', actions: ['indexMessages', 'announceCrossedRungs', 'markRungsCrossed'] },
+              // A fitted rebuild asked a writer to catch up to its boundary: it starts now that the context went on.
+              { guard: 'catchUpDue', target: 'running', actions: ['indexMessages', 'startCatchUpWriter'] },
               { actions: 'indexMessages' },
             ],
             'checkpoint.requested': [
@@ -266,9 +269,6 @@ export const sessionMachine = setup({
               { actions: 'refuseCheckpoint' },
             ],
             'rebuild.requested': { guard: and([stateIn('#session.rebuild.idle'), 'rebuildNeedsWriter']), target: 'running', actions: startFor('rebuild') },
-            // A rebuild whose boundary no checkpoint covers yet asks a writer to catch up to it.
-            'rebuild.rendered': { guard: 'catchesUp', target: 'running', actions: 'startCatchUpWriter' },
-            'rebuild.compacted': { guard: 'catchesUp', target: 'running', actions: 'startCatchUpWriter' },
             'drain.requested': { actions: 'drain' },
           },
         },

@@ -167,7 +167,17 @@ function rebase(ctx: SessionContext, event: Events<'rebuild.rendered' | 'rebuild
   });
   const entries = [boundary, ...tail];
   const counts = entries.reduce((sum, m) => addCounts(sum, countsOfMessage(m)), NO_CONTENT);
-  return { ...ctx, index: indexFromEntries(entries), crossed: [], recoveryGate: null, usageRecovered: true, counts, lastObservation: null };
+  return {
+    ...ctx,
+    index: indexFromEntries(entries),
+    crossed: [],
+    recoveryGate: null,
+    usageRecovered: true,
+    counts,
+    lastObservation: null,
+    // A writer already running covers no more than the old context: the catch-up is still due.
+    catchUp: event.catchUp === true ? boundary.id : null,
+  };
 }
 
 /** Answers the request and publishes the outcome; the rebuild is over. */

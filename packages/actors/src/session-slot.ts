@@ -20,13 +20,10 @@ export interface CheckpointReply {
 export const startWriter: SessionStep<SessionEvent, { readonly trigger: WriterTrigger; readonly rung: number | null }> = (ctx, _event, emit, { trigger, rung }) =>
   startClaimed(ctx, claimWriterSlot(ctx), emit, trigger, rung);
 
-/**
- * Starts the writer that catches the checkpoint up to the boundary message a rebuild inserted (`catchUp`): claimed on
- * the context as the rebuild leaves it, before the rebuild region re-bases it (the writer record is all it sets).
- */
-export const startCatchUpWriter: SessionStep<Events<'rebuild.rendered' | 'rebuild.compacted'>> = (ctx, event, emit) => {
-  if (event.boundary === undefined) throw new Error('startCatchUpWriter taken without a boundary');
-  return startClaimed(ctx, claimCatchUp(ctx, event.boundary.id), emit, 'rebuild', null);
+/** Starts the writer that catches the checkpoint up to the boundary message a fitted rebuild inserted (`catchUp`). */
+export const startCatchUpWriter: SessionStep = (ctx, _event, emit) => {
+  if (ctx.catchUp === null) throw new Error('startCatchUpWriter taken without a catch-up due');
+  return startClaimed(ctx, claimCatchUp(ctx, ctx.catchUp), emit, 'rebuild', null);
 };
 
 function startClaimed(ctx: SessionContext, claim: SlotClaim, emit: Emit, trigger: WriterTrigger, rung: number | null): SessionContext {
@@ -46,14 +43,13 @@ function startClaimed(ctx: SessionContext, claim: SlotClaim, emit: Emit, trigger
     },
   });
   emit({ kind: 'publish', event: { type: 'status', text: 'Writing checkpoint…' } });
-  return { ...ctx, writer: { writerId, boundary, mode, trigger, rung, firedAt: ctx.tokens }, writerSeq: ctx.writerSeq + 1 };
+  // Any writer covers the boundary a rebuild inserted (the context starts with it): a catch-up due is no longer.
+  return { ...ctx, writer: { writerId, boundary, mode, trigger, rung, firedAt: ctx.tokens }, writerSeq: ctx.writerSeq + 1, catchUp: null };
 }
 
-/** Guard: a rebuild that succeeded asks a writer to catch up, and one can start (slot free, switches on, not backed off). */
-export function catchesUp(ctx: SessionContext, event: Events<'rebuild.rendered' | 'rebuild.compacted'>): boolean {
-  if (event.catchUp !== true || event.boundary === undefined || ctx.rebuild?.requestId !== event.requestId) return false;
-  if (event.type === 'rebuild.rendered' && !event.ok) return false;
-  return claimCatchUp(ctx, event.boundary.id).result === 'started';
+/** Guard: a catch-up writer is due and can start now (slot free, switches on, not backed off). */
+export function catchUpDue(ctx: SessionContext): boolean {
+  return ctx.catchUp !== null && claimCatchUp(ctx, ctx.catchUp).result === 'started';
 }
 
 /** Queues a request behind the running writer; a newer request replaces the pending one. */

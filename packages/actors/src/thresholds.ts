@@ -24,8 +24,12 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
  */
 export const OUTPUT_SHARE = 0.125;
 export const COMPACTION_SHARE = 0.2;
-/** Share of the usable window kept between the highest rung and the usable window, at most `CHECKPOINT_RESERVED`. */
-export const RESERVED_SHARE = 0.3;
+/**
+ * Share of the usable window kept between the highest rung and the usable window, at most `CHECKPOINT_RESERVED`: from a
+ * usable window of 25 000 up that is the fixed 13 000; below it a small window keeps about half of itself for the
+ * writer to finish in before the window fills.
+ */
+export const RESERVED_SHARE = 0.52;
 /** Smallest usable window that gets a default ladder. */
 export const MIN_LADDER_USABLE = 8_000;
 

@@ -26,14 +26,14 @@ describe('thresholds', () => {
       return { contextWindow, usable, reserved: defaultReserved(usable), ladder: resolveThresholds(usable, { reserved: defaultReserved(usable) }) };
     });
     expect(rows.map((r) => [r.contextWindow, r.usable, r.reserved])).toEqual([
-      [32_000, 21_600, 6_480],
-      [64_000, 43_200, 12_960],
+      [32_000, 21_600, 11_232],
+      [64_000, 43_200, 13_000],
       [128_000, 86_400, 13_000],
       [200_000, 148_000, 13_000],
       [1_000_000, 948_000, 13_000],
     ]);
-    expect(rows[0]?.ladder).toEqual([4_320, 8_640, 12_960, 15_120]);
-    expect(rows[1]?.ladder).toEqual([8_640, 17_280, 25_920, 30_240]);
+    expect(rows[0]?.ladder).toEqual([4_320, 8_640, 10_368]);
+    expect(rows[1]?.ladder).toEqual([8_640, 17_280, 25_920, 30_200]);
     expect(rows[2]?.ladder).toEqual([17_280, 34_560, 51_840, 69_120]);
     expect(rows[3]?.ladder).toEqual([29_600, 59_200, 88_800, 118_400]);
     expect(rows[4]?.ladder).toHaveLength(18);

@@ -37,7 +37,7 @@ export interface GatewaySession {
    * Provider tokens per Baton token the daemon learnt for this session from the usage the replies reported, by kind
    * (null until a reply reported usage): what the gateway's estimate of new items is scaled by.
    */
-  calibration: { readonly text: number; readonly tool: number; readonly image: number } | null;
+  calibration: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | null;
   /**
    * The summary the gateway answered the agent's own compaction with, and the rebuilt context it stands for: the
    * agent's next history starts from that summary and continues this slice (`adoptCompaction`).
@@ -240,7 +240,10 @@ export class SessionRecorder {
     // is estimated so).
     const pendingTotal = usageTotal(session.pending?.reply);
     const ratios = session.calibration;
-    const added = toAppend.reduce((sum, r) => sum + Math.ceil(estimatedTokens(r.message.native ?? r.message) * Math.max(1, ratios === null ? 1 : r.message.role === 'tool' ? ratios.tool : ratios.text)), 0);
+    const added = toAppend.reduce(
+      (sum, r) => sum + Math.ceil(estimatedTokens(r.message.native ?? r.message) * Math.max(1, ratios === null ? 1 : r.message.role === 'tool' ? ratios.tool : ratios.text) + (ratios?.message ?? 0)),
+      0,
+    );
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
     if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {

@@ -40,7 +40,7 @@ const FitReportSchema = z.object({
   tokens: z.object({ overhead: count, boundary: count, tail: count, total: count }),
   fits: z.boolean(),
   steps: z.array(z.object({ step: z.string(), messages: count, tokens: z.number().int() })),
-  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number() }),
+  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number(), message: z.number().optional() }),
 });
 
 /**
@@ -117,7 +117,7 @@ export const DecisionStateSchema = z.object({
     .object({ writerId: z.string(), outcome: z.string(), failure: FailureSchema.nullable(), reason: z.string().nullable() })
     .nullable()
     .optional(),
-  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number() }).optional(),
+  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number(), message: z.number().optional() }).optional(),
   lastPromptTokens: z.number().optional(),
   overWindow: z.number().optional(),
 });

@@ -20,7 +20,7 @@ const ok = z.literal(true);
  * The session's state as `append` and `status` report it. `overflow: true` means: call `rebuild` first. Additive
  * fields, present once they say something: `calibration`, the provider tokens per Baton (o200k) token the session
  * learnt from the usage its replies reported, by kind of content (`image`: per 1 000 of Baton's tokens an image is
- * counted as); `last_prompt_tokens`, what the provider reported for the newest request; `over_window`, how many
+ * counted as), and `message`, the tokens it adds for every message; `last_prompt_tokens`, what the provider reported for the newest request; `over_window`, how many
  * requests the provider counted above the model's window or refused as too long (never expected: a rebuilt request
  * is fitted to the usable window).
  */
@@ -31,7 +31,7 @@ export const SessionStateSchema = z.object({
   watermark: z.string().nullable(),
   writer: WriterSlotSchema,
   overflow: z.boolean(),
-  calibration: z.object({ text: z.number().positive(), tool: z.number().positive(), image: z.number().positive() }).optional(),
+  calibration: z.object({ text: z.number().positive(), tool: z.number().positive(), image: z.number().positive(), message: z.number().nonnegative().optional() }).optional(),
   last_prompt_tokens: CountSchema.optional(),
   over_window: CountSchema.optional(),
 });

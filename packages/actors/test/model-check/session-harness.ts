@@ -255,7 +255,7 @@ export function abstractWithBackoff(snapshot: SessionSnapshot): string {
   const c = snapshot.context;
   // Failures in a row up to the longest period, and rebuilds since the last one up to the current period.
   const backoff = c.failedWriters === 0 ? 0 : `${Math.min(c.failedWriters, 3)}:${Math.min(c.rebuildsSinceFailure, backoffPeriod(c.failedWriters))}`;
-  return `${abstractSession(snapshot)}|${backoff}`;
+  return `${abstractSession(snapshot)}|${backoff}|${c.catchUp !== null}`;
 }
 
 /** The abstraction a generator's space is explored with. */
@@ -393,9 +393,8 @@ export class SessionMonitor {
       // A writer a rebuild starts: on a request only when the backoff after failures allows it; after a fitted rebuild
       // only when it asked for one, covering up to the boundary message it inserted.
       if (event.type === 'rebuild.requested') check.that(writerDueAfterFailures(prev, prev.rebuildsSinceFailure + 1), 'a rebuild asked for a writer while writers were backed off');
-      if (event.type === 'rebuild.rendered' || event.type === 'rebuild.compacted') {
-        check.that(event.catchUp === true && s.boundary === event.boundary?.id && s.trigger === 'rebuild', 'a rebuild result started a writer it did not ask for');
-      }
+      check.that(event.type !== 'rebuild.rendered' && event.type !== 'rebuild.compacted', 'a rebuild result started a writer');
+      if (s.trigger === 'rebuild' && event.type === 'messages.appended') check.that(s.boundary === prev.catchUp, 'a catch-up writer that covers another boundary than the one asked for');
       check.that(prev.writer === null || isSettledFor(event, prev.writer.writerId), 'a writer started while another one runs');
       check.that(next.writer?.writerId === s.writerId && next.writer.boundary === s.boundary, 'the slot was not claimed by the started writer');
       check.that(indexIds(next.index).includes(s.boundary), 'the boundary is not a message of the main slice');

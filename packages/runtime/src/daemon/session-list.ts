@@ -27,7 +27,7 @@ interface StateFields {
   readonly watermark: string | null;
   readonly writer: WriterSlot;
   readonly overflow: boolean;
-  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number } | undefined;
+  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | undefined;
   readonly lastPromptTokens?: number | undefined;
   readonly overWindow?: number | undefined;
 }

@@ -70,7 +70,9 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
     rebuilding: ctx.rebuild !== null,
     rebuildRequestId: ctx.rebuild?.requestId ?? null,
     lastOutcome: ctx.lastOutcome,
-    ...(ctx.calibration.observations > 0 ? { calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image } } : {}),
+    ...(ctx.calibration.observations > 0
+      ? { calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image, message: ctx.calibration.perMessage ?? 0 } }
+      : {}),
     ...(ctx.lastPromptTokens !== null ? { lastPromptTokens: ctx.lastPromptTokens } : {}),
     ...(ctx.overWindow > 0 ? { overWindow: ctx.overWindow } : {}),
   };

@@ -36,7 +36,7 @@ export interface SessionSummary {
   /** How the last writer settled (as the session machine recorded it). */
   readonly lastOutcome: LastOutcome | null;
   /** Provider tokens per Baton token by kind, once a reply reported usage. */
-  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number } | undefined;
+  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | undefined;
   /** Prompt tokens the provider reported for the newest request, once one did. */
   readonly lastPromptTokens?: number | undefined;
   /** Requests the provider counted above the model's window or refused as too long, once there was one. */

@@ -71,7 +71,7 @@ export async function compactConversation(
     if (limit > 0 && costs.overhead + boundaryRoom + candidateCost > target) {
       const room = Math.max(0, limit - costs.overhead - boundaryRoom);
       const budget = Math.min(room, Math.max(target - costs.overhead - boundaryRoom, Math.floor(room * MIN_TAIL_SHARE)));
-      tail = fitTail({ candidates, cost: costs.message, ratioOf: costs.ratioOf, budget, minSteps: fit.minSteps, clearedText: clearedNote(candidates, costs), shrink: shrinkOptions() });
+      tail = fitTail({ candidates, cost: costs.message, ratioOf: costs.ratioOf, budget, limit: Math.max(budget, room), minSteps: fit.minSteps, clearedText: clearedNote(candidates, costs), shrink: shrinkOptions() });
     }
     const kept = tail?.kept ?? candidates;
     const keptIds = new Set(kept.map((m) => m.id));
@@ -110,7 +110,7 @@ export async function compactConversation(
       tokens: { overhead: costs.overhead, boundary: costs.text(tokens), tail: tailTokens, total },
       fits: limit <= 0 || total <= limit,
       steps: [...(attempt > 0 ? [{ step: 'smaller-caps' as const, messages: 0, tokens: 0 }] : []), ...(tail?.steps ?? [])],
-      calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image },
+      calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image, message: ctx.calibration.perMessage ?? 0 },
     };
     const payload: RebuildCompacted = {
       requestId: effect.requestId,

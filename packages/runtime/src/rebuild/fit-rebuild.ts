@@ -69,7 +69,7 @@ export interface FitReport {
   readonly tokens: { readonly overhead: number; readonly boundary: number; readonly tail: number; readonly total: number };
   readonly fits: boolean;
   readonly steps: { step: FitStep['step'] | 'summarise-user' | 'smaller-caps'; messages: number; tokens: number }[];
-  readonly calibration: { readonly text: number; readonly tool: number; readonly image: number };
+  readonly calibration: { readonly text: number; readonly tool: number; readonly image: number; readonly message: number };
 }
 
 export interface FittedRebuild {
@@ -138,6 +138,7 @@ export function fitRebuild(input: FitRebuildInput): FittedRebuild | null {
       cost,
       ratioOf: costs.ratioOf,
       budget,
+      limit: Math.max(budget, room),
       minSteps: options.minSteps,
       clearedText: clearedNote(candidates, costs),
       shrink: shrinkOptions(),
@@ -200,7 +201,7 @@ function finish(
         tokens: { overhead: sizes.overhead, boundary: boundaryTokens, tail: sizes.tail, total: sizes.overhead + boundaryTokens + sizes.tail },
         fits: sizes.limit <= 0 || sizes.overhead + boundaryTokens + sizes.tail <= sizes.limit,
         steps,
-        calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image },
+        calibration: { text: ctx.calibration.text, tool: ctx.calibration.tool, image: ctx.calibration.image, message: ctx.calibration.perMessage ?? 0 },
       },
     },
   };

@@ -9,9 +9,10 @@ import { shrinkMessage, type ShrinkOptions } from './shrink-message.ts';
  *  (a) cut: keep the newest steps that fit (at least `minSteps` of them), never splitting a call from its result;
  *  (b) clear: replace the outputs of older tool results in what is kept with a short note (never the results after the
  *      newest assistant message: the model has not read them yet);
- *  (c) truncate: cut the largest single item to its head and tail (tool outputs and assistant texts first; the user's
- *      own words only when they alone do not fit);
- *  then the oldest kept step goes too, and (b) and (c) run again, down to the newest step alone. What was cut is
+ *  (c) truncate: cut an oversized item the model has read (more than half the budget alone) to its head and tail;
+ *  then the oldest kept step goes too, and (b) and (c) run again, down to the newest step alone. The newest step — the
+ *  results the model is about to read, the user's newest words — stays whole as long as it fits the hard `limit`;
+ *  beyond it, its largest items are cut (the user's own words only when they alone do not fit). What was cut is
  *  returned as `dropped`, for the rebuild to summarise (the compaction of what no checkpoint covers).
  */
 
@@ -33,6 +34,11 @@ export interface TailFitInput {
   readonly ratioOf: (m: Message) => number;
   /** Provider tokens the tail should take. */
   readonly budget: number;
+  /**
+   * Provider tokens the tail must never take more of (what the usable window leaves it): the newest step — the results
+   * the model is about to read, the user's newest words — is cut only to meet this, never the softer `budget`.
+   */
+  readonly limit: number;
   /** Newest steps kept whole before outputs are cleared or texts cut. */
   readonly minSteps: number;
   /** The note that replaces a cleared tool output. */
@@ -105,14 +111,18 @@ export function fitTail(input: TailFitInput): TailFit {
     return before - after;
   };
 
-  /** Cuts the largest items (the user's or the others') until the tail fits or nothing more can be cut. */
-  const truncateLargest = (users: boolean): void => {
+  /**
+   * Cuts the largest items of a kind until the tail fits or nothing more can be cut: `users` the user's words or the
+   * others'; `from` the first index it may touch (the results the model has not read yet start at `unseenFrom`);
+   * `oversized` only items that alone take more than half the budget.
+   */
+  const truncateLargest = (users: boolean, range: { from: number; to: number }, oversized: boolean, goal: number): void => {
     const done = new Set<string>();
-    while (total > input.budget) {
+    while (total > goal) {
       let at = -1;
-      let size = 0;
+      let size = oversized ? Math.floor(input.budget / 2) : 0;
       kept.forEach((m, i) => {
-        if ((viewOf(m).role === 'user') !== users || done.has(m.id)) return;
+        if (i < range.from || i >= range.to || (viewOf(m).role === 'user') !== users || done.has(m.id)) return;
         const c = costOf(m);
         if (c > size) {
           size = c;
@@ -122,26 +132,35 @@ export function fitTail(input: TailFitInput): TailFit {
       if (at < 0) return;
       const m = kept[at] as Message;
       done.add(m.id);
-      const shorter = shrinkMessage(m, Math.max(0, size - (total - input.budget)), { ...input.shrink, measure: (x) => input.cost(x, true), ratio: input.ratioOf(m) });
+      const shorter = shrinkMessage(m, Math.max(0, size - (total - goal)), { ...input.shrink, measure: (x) => input.cost(x, true), ratio: input.ratioOf(m) });
       if (shorter !== null && shorter !== m) record(users ? 'truncate-user' : 'truncate', 1, replace(at, shorter));
     }
   };
 
   while (total > input.budget) {
-    // (b) Older tool outputs, oldest first.
+    // (b) Older tool outputs, oldest first (an output shorter than the note that would replace it stays).
     const unseen = unseenFrom(kept);
     for (let i = 0; i < unseen && total > input.budget; i += 1) {
       const m = kept[i] as Message;
-      if (viewOf(m).role === 'tool' && !changed.has(m.id)) record('clear', 1, replace(i, withToolOutputs(m, input.clearedText(m))));
+      if (viewOf(m).role !== 'tool' || changed.has(m.id)) continue;
+      const cleared = withToolOutputs(m, input.clearedText(m));
+      if (input.cost(cleared, true) < costOf(m)) record('clear', 1, replace(i, cleared));
     }
-    // (c) The largest items; the user's words only when they alone are over the budget.
-    truncateLargest(false);
-    if (total > input.budget && sum(kept.filter((m) => viewOf(m).role === 'user')) > input.budget) truncateLargest(true);
+    // (c) An oversized item the model has read (more than half the budget alone).
+    truncateLargest(false, { from: 0, to: unseen }, true, input.budget);
     if (total <= input.budget) break;
     // The oldest kept step goes too, down to the newest alone.
     const keptStarts = stepStarts(kept);
-    if (keptStarts.length <= 1) break;
-    cut(keptStarts[1] ?? kept.length);
+    if (keptStarts.length > 1) {
+      cut(keptStarts[1] ?? kept.length);
+      continue;
+    }
+    // The newest step alone is over the budget: it stays whole as long as it fits the limit; beyond, its largest items
+    // are cut, the user's words only when they alone are over it.
+    const all = { from: 0, to: kept.length };
+    truncateLargest(false, all, false, input.limit);
+    if (total > input.limit && sum(kept.filter((m) => viewOf(m).role === 'user')) > input.limit) truncateLargest(true, all, false, input.limit);
+    break;
   }
 
   const keptIds = new Set(kept.map((m) => m.id));

@@ -13,7 +13,7 @@ import type { SessionContext as MachineContext } from '../../../src/session-cont
  * reported, the writers' backoff). The frozen reducer neither reads nor keeps them: both sides are compared without
  * them, and they have tests of their own.
  */
-export const NEWER_FIELDS = ['calibration', 'counts', 'lastObservation', 'lastPromptTokens', 'overWindow', 'failedWriters', 'rebuildsSinceFailure'] as const;
+export const NEWER_FIELDS = ['calibration', 'counts', 'lastObservation', 'lastPromptTokens', 'overWindow', 'failedWriters', 'rebuildsSinceFailure', 'catchUp'] as const;
 
 export type SessionContext = Omit<MachineContext, 'index' | (typeof NEWER_FIELDS)[number]> & { readonly index: readonly MessageIndexEntry[] };
 
