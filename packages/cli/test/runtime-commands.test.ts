@@ -254,11 +254,11 @@ describe('baton sessions', { timeout: 60_000 }, () => {
     const run = await baton(['sessions', '--nats', nats.url, '--prefix', PREFIX]);
     expect(run.code).toBe(0);
     const [header, ...rows] = run.stdout;
-    expect(header).toMatch(/^SESSION +PROJECT +RESIDENT +TOKENS +WINDOW +WATERMARK +WRITER +OVERFLOW +CLOSED +LAST WRITER$/);
+    expect(header).toMatch(/^SESSION +PROJECT +RESIDENT +TOKENS +WINDOW +WATERMARK +WRITER +OVERFLOW +LAST SENT +TOO LONG +CLOSED +LAST WRITER$/);
     const row = (id: string): string => rows.find((r) => r.startsWith(`${id} `)) ?? '';
-    expect(row('sess-b')).toMatch(/^sess-b +shop +yes +5 010 +\d{1,3} \d{3} +– +idle +no +no +–$/);
+    expect(row('sess-b')).toMatch(/^sess-b +shop +yes +5 010 +\d{1,3} \d{3} +– +idle +no +5 000 +0 +no +–$/);
     expect(row('sess-a')).toMatch(new RegExp(`^sess-a +shop +no +2 450 .* +yes +${closedBefore.last_outcome?.outcome} …-w\\d+$`));
-    expect(row('sess-0')).toMatch(/^sess-0 +docs +no +– +– +– +– +– +no +–$/);
+    expect(row('sess-0')).toMatch(/^sess-0 +docs +no +– +– +– +– +– +– +– +no +–$/);
     // Columns line up: every TOKENS cell ends where the header's does.
     const end = (header ?? '').indexOf('TOKENS') + 'TOKENS'.length;
     for (const id of ['sess-0', 'sess-a', 'sess-b', 'sess-c']) expect(row(id)[end - 1]).toMatch(/[0-9–]/);

@@ -20,6 +20,18 @@ export interface RebuildMark {
   readonly detail: string | null;
   /** The rebuilt context can be shown (a rendered or compacted rebuild). */
   readonly hasContext: boolean;
+  /**
+   * How the rebuilt request was fitted into the usable window, when it was: the provider tokens it came to against the
+   * usable window, and the measures taken in order (`cut 12 messages`, `clear 3`, …); null for a rebuild recorded
+   * before fitting, or one that was not rendered.
+   */
+  readonly fit: { readonly total: number; readonly limit: number; readonly fits: boolean; readonly steps: readonly string[] } | null;
+}
+
+/** A fit report as the inspector shows it. */
+function fitOf(fit: { tokens: { total: number }; limit: number; fits: boolean; steps: readonly { step: string; messages: number }[] } | undefined): RebuildMark['fit'] {
+  if (fit === undefined) return null;
+  return { total: fit.tokens.total, limit: fit.limit, fits: fit.fits, steps: fit.steps.map((s) => (s.messages > 0 ? `${s.step} ${s.messages}` : s.step)) };
 }
 
 type SessionEntry = Extract<TimelineEntry, { writerId: null }>;
@@ -46,6 +58,7 @@ export function rebuildMarks(timeline: SessionTimeline): RebuildMark[] {
         tokens: null,
         detail: null,
         hasContext: false,
+        fit: null,
       });
       continue;
     }
@@ -57,9 +70,9 @@ export function rebuildMarks(timeline: SessionTimeline): RebuildMark[] {
     if (e.type === 'rebuild.abandoned') {
       marks[index] = { ...mark, ...end, outcome: 'abandoned', detail: e.payload.reason };
     } else if (e.type === 'rebuild.compacted') {
-      marks[index] = { ...mark, ...end, outcome: 'compacted', source: e.payload.source, tokens: e.payload.tokens ?? null, hasContext: true };
+      marks[index] = { ...mark, ...end, outcome: 'compacted', source: e.payload.source, tokens: e.payload.tokens ?? null, hasContext: true, fit: fitOf(e.payload.fit) };
     } else if (e.payload.ok) {
-      marks[index] = { ...mark, ...end, outcome: 'rendered', tokens: e.payload.tokens ?? null, hasContext: true };
+      marks[index] = { ...mark, ...end, outcome: 'rendered', tokens: e.payload.tokens ?? null, hasContext: true, fit: fitOf(e.payload.fit) };
     } else {
       marks[index] = { ...mark, ...end, outcome: 'failed', detail: e.payload.reason ?? null };
     }

@@ -9,12 +9,19 @@ function outcomeCell(row) {
   return el('td', {}, el('span', { class: `outcome outcome-${o.outcome}`, text: `${shortWriter(o.writer_id, row.session_id)} ${o.outcome}${failure}` }));
 }
 
+function stateText(row) {
+  if (row.error !== undefined) return `error: ${row.error}`;
+  const base = row.closed ? 'closed' : row.state?.overflow ? 'overflow' : 'open';
+  const over = row.state?.over_window ?? 0;
+  return over > 0 ? `${base} · ${over} too long` : base;
+}
+
 function table(rows) {
   if (rows.length === 0) return el('p', { class: 'muted', text: 'No sessions in this event log yet.' });
   return el(
     'table',
     { class: 'sessions' },
-    el('thead', {}, el('tr', {}, ['session', 'project', 'model', 'opened', 'tokens', 'usable window', 'writer', 'last writer', 'state'].map((h) => el('th', { text: h })))),
+    el('thead', {}, el('tr', {}, ['session', 'project', 'model', 'opened', 'tokens', 'usable window', 'last sent', 'writer', 'last writer', 'state'].map((h) => el('th', { text: h })))),
     el(
       'tbody',
       {},
@@ -28,9 +35,11 @@ function table(rows) {
           el('td', { text: timeOf(row.opened_at) }),
           el('td', { class: 'num', text: groupDigits(row.state?.tokens) }),
           el('td', { class: 'num', text: groupDigits(row.state?.usable_window) }),
+          // What the provider counted for the newest request; flagged when any request of the session did not fit.
+          el('td', { class: (row.state?.over_window ?? 0) > 0 ? 'num too-long' : 'num', text: groupDigits(row.state?.last_prompt_tokens), title: (row.state?.over_window ?? 0) > 0 ? `${row.state.over_window} requests did not fit the model's window` : '' }),
           el('td', { text: row.state?.writer ?? '–' }),
           outcomeCell(row),
-          el('td', { text: row.error !== undefined ? `error: ${row.error}` : row.closed ? 'closed' : row.state?.overflow ? 'overflow' : 'open' }),
+          el('td', { text: stateText(row) }),
         ),
       ),
     ),

@@ -121,6 +121,9 @@ function placeOverlays(u, session, strip, markers) {
       ['', `rebuild ${r.number} · ${r.outcome}`],
       ['reason', r.reason],
       ['boundary tokens', groupDigits(r.tokens)],
+      ...(r.fit !== null && r.fit !== undefined
+        ? [['fitted', `${groupDigits(r.fit.total)} of a usable ${groupDigits(r.fit.limit)}${r.fit.fits ? '' : ' (did not fit)'}${r.fit.steps.length > 0 ? ` · ${r.fit.steps.join(', ')}` : ''}`]]
+        : []),
       ['log', `asked at #${r.requestedSeq}, ended at #${r.seq} (${timeOf(r.at)})`],
       ...(r.detail !== null ? [['detail', r.detail]] : []),
     ];

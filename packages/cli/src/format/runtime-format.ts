@@ -91,6 +91,10 @@ const COLUMNS: readonly Column[] = [
   { title: 'WATERMARK', cell: (s) => s.state?.watermark ?? '–' },
   { title: 'WRITER', cell: (s) => s.state?.writer ?? '–' },
   { title: 'OVERFLOW', cell: (s) => (s.state === null ? '–' : yesNo(s.state.overflow)) },
+  // What the provider counted for the newest request, and how many requests it counted above the model's window (or
+  // refused as too long): Baton fits what it sends, so anything but 0 there is a fault to look into.
+  { title: 'LAST SENT', right: true, cell: (s) => (s.state?.last_prompt_tokens === undefined ? '–' : groupDigits(s.state.last_prompt_tokens)) },
+  { title: 'TOO LONG', right: true, cell: (s) => (s.state === null ? '–' : String(s.state.over_window ?? 0)) },
   { title: 'CLOSED', cell: (s) => yesNo(s.closed) },
   { title: 'LAST WRITER', cell: (s) => outcomeCell(s.last_outcome, s.session_id) },
 ];
@@ -121,6 +125,10 @@ export function sessionsTable(reply: Pick<RuntimeSessionsReply, 'sessions' | 'ne
     COLUMNS.map((c) => c.right === true),
   );
   for (const s of sessions) if (s.error !== undefined) lines.push(`! ${s.session_id}: ${s.error}`);
+  for (const s of sessions) {
+    const over = s.state?.over_window ?? 0;
+    if (over > 0) lines.push(`! ${s.session_id}: ${plural(over, 'request')} did not fit the model's window (the provider counted more or refused)`);
+  }
   const count = plural(sessions.length, 'session');
   lines.push(next === undefined ? count : `${count} listed; more follow: baton sessions --after ${next}`);
   return lines;

@@ -19,6 +19,11 @@ export interface RequestAnswer {
 export interface DaemonObserver {
   requestAnswered(answer: RequestAnswer): void;
   eventPublished(event: PublishedEventBody): void;
+  /**
+   * A session learnt that `count` more of the requests its agent sent did not fit the model's window (the provider
+   * counted more than the window, or refused them as too long). Never expected: a rebuilt request is fitted.
+   */
+  requestsOverWindow?(sessionId: string, count: number): void;
 }
 
 /** The verb a request subject names (see `RequestAnswer.verb`). */

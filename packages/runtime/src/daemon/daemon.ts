@@ -173,6 +173,10 @@ export class BatonDaemon {
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
+      overWindow: (sessionId, count) => {
+        this.#logger('warn', "a request of the session did not fit the model's window", { sessionId, count });
+        this.#o.observer?.requestsOverWindow?.(sessionId, count);
+      },
     });
   }
 

@@ -23,6 +23,8 @@ export interface SessionServiceOptions {
   readonly checkpointDisabled?: boolean;
   /** Publishes a session event on the transport (the daemon stamps `session_id` and `at`). */
   publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
+  /** `count` more requests of the session did not fit the model's window (see `DaemonObserver.requestsOverWindow`). */
+  overWindow?(sessionId: string, count: number): void;
   /**
    * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
    * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.

@@ -156,6 +156,8 @@ export class SessionService {
     }
     const before = session.summary;
     session.summary = reply.summary;
+    const overWindow = (reply.summary.overWindow ?? 0) - (before.overWindow ?? 0);
+    if (overWindow > 0) this.#o.overWindow?.(session.sessionId, overWindow);
     for (const effect of reply.effects) if (isMainEffect(effect)) runMainEffect(session, effect, reply, this.#effectDeps);
     this.#folded.notify();
     // An input that changed nothing (no effect, the same state) needs no decision record: replay treats a missing

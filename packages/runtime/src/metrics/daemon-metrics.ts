@@ -35,6 +35,7 @@ export class DaemonMetrics implements DaemonObserver {
   readonly #writerPromptTokens: Counter;
   readonly #writerCachedTokens: Counter;
   readonly #writerCalls: Counter;
+  readonly #overWindow: Counter;
   /** When each running writer started (`performance.now()`), by writer id. */
   readonly #writerStarts = new Map<string, number>();
   #source: StatusSource | null = null;
@@ -57,6 +58,11 @@ export class DaemonMetrics implements DaemonObserver {
     this.#writerPromptTokens = new Counter({ name: 'baton_writer_prompt_tokens_total', help: "Prompt tokens of writers' model calls.", registers });
     this.#writerCachedTokens = new Counter({ name: 'baton_writer_cached_prompt_tokens_total', help: "Prompt tokens of writers' model calls read from the provider's cache.", registers });
     this.#writerCalls = new Counter({ name: 'baton_writer_llm_calls_total', help: 'Model calls made by writers.', registers });
+    this.#overWindow = new Counter({
+      name: 'baton_requests_over_window_total',
+      help: "Agents' requests the provider counted above the model's window or refused as too long (never expected: rebuilt requests are fitted).",
+      registers,
+    });
     const status = (): Omit<RuntimeStatusReply, 'ok'> | null => this.#status();
     const gauge = (name: string, help: string, read: (s: Omit<RuntimeStatusReply, 'ok'>) => number | undefined): void => {
       new Gauge({
@@ -120,6 +126,10 @@ export class DaemonMetrics implements DaemonObserver {
       this.#rebuilds.inc({ outcome });
       this.#rebuildSeconds.observe({ outcome }, answer.seconds);
     }
+  }
+
+  requestsOverWindow(_sessionId: string, count: number): void {
+    this.#overWindow.inc(count);
   }
 
   eventPublished(event: PublishedEventBody): void {
