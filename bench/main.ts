@@ -57,6 +57,7 @@ const writersApi = lazyModule(() => import('./writers-api.bench.ts'));
 const instantCompaction = lazyModule(() => import('./instant-compaction.bench.ts'));
 const cliStart = lazyModule(() => import('./cli-start.bench.ts'));
 const cluster = lazyModule(() => import('./cluster.bench.ts'));
+const fit = lazyModule(() => import('./fit.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -78,6 +79,11 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'rebuild',
     run: async () => (await rebuild.load()).benchRebuild(),
     targets: (section) => rebuild.get()?.rebuildTargets(section) ?? unavailable('rebuild'),
+  },
+  {
+    name: 'fit',
+    run: async () => (await fit.load()).benchFit(),
+    targets: (section) => fit.get()?.fitTargets(section) ?? unavailable('fit'),
   },
   {
     name: 'concurrency',

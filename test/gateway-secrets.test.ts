@@ -53,8 +53,8 @@ describe('gateway: API keys are never stored', () => {
       captured.push({ source: 'gateway', level, msg, data });
       logger[level]({ gateway: true, ...data }, msg);
     };
-    // Usable window 8 000 tokens: the conversation overflows, a writer runs in fork mode, the context is rebuilt.
-    const rig = await startGatewayRig({ daemonLogger, gatewayLogger, gateway: { contextWindows: { 'gpt-4o': 60_000 } }, agentWriterKeys: writerKey === 'agent' });
+    // Usable window 8 001 tokens (11 852 − 1 481 output − 2 370 compaction): the conversation overflows, a writer runs in fork mode, the context is rebuilt.
+    const rig = await startGatewayRig({ daemonLogger, gatewayLogger, gateway: { contextWindows: { 'gpt-4o': 11_852 } }, agentWriterKeys: writerKey === 'agent' });
     rig.model.setResponder(agentResponder);
     const stored: string[] = [];
     try {

@@ -1,8 +1,7 @@
-import type { ProviderApi } from '@baton/protocol';
 import { verifySession } from '@baton/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGatewayRig, type Exchange, type GatewayRig } from './support/gateway-rig.ts';
-import { runToolLoop, toolLoopModel } from './support/tool-loop-agents.ts';
+import { startGatewayRig, type GatewayRig } from './support/gateway-rig.ts';
+import { TOOL_LOOP_MODELS, afterRewrite, runToolLoop, toolLoopModel } from './support/tool-loop-agents.ts';
 
 /**
  * The agent never hits the wall, off the happy path: an agent whose tools Baton cannot write with (its writers run in
@@ -15,17 +14,7 @@ import { runToolLoop, toolLoopModel } from './support/tool-loop-agents.ts';
 
 const KEY = 'sk-small-window-0001';
 const STEPS = 30;
-const MODEL: Record<ProviderApi, string> = { 'openai-chat': 'gpt-4o', 'openai-responses': 'gpt-4o', 'anthropic-messages': 'claude-test' };
-/** Text only Baton's boundary message holds (the seam of a rendered context, the header of a compaction). */
-const BOUNDARY = /This session continues from an earlier conversation|The earlier part of this conversation was compacted/;
-
-/** What the provider reported for one answered request, in any API (null for an error). */
-function reportedPrompt(exchange: Exchange): number | null {
-  if (exchange.status !== 200) return null;
-  const body = JSON.parse(Buffer.concat(exchange.chunks).toString('utf8')) as { usage?: Record<string, number | undefined> };
-  const u = body.usage ?? {};
-  return u['prompt_tokens'] ?? (u['cache_read_input_tokens'] !== undefined ? (u['input_tokens'] ?? 0) + (u['cache_creation_input_tokens'] ?? 0) + u['cache_read_input_tokens'] : (u['input_tokens'] ?? null));
-}
+const MODEL = TOOL_LOOP_MODELS;
 
 let rig: GatewayRig | null = null;
 afterEach(async () => {
@@ -47,14 +36,12 @@ describe.each([64_000, 32_000])('a %i-token window, tool outputs counted three t
     expect(result.final).toMatch(/^Done: ran 30 commands/);
 
     // The agent's requests as the provider got them (writers' and summaries' requests are others).
-    const agent = rig.tap.exchanges.filter((e) => e.body.includes('"exec_command"') && !e.body.includes('CHECKPOINT_PATH = '));
-    const first = agent.findIndex((e) => BOUNDARY.test(e.body.toString('utf8')));
+    const { agentRequests, first, statuses, reported } = afterRewrite(rig.tap.exchanges);
     expect(first, 'a rewrite happened').toBeGreaterThan(0);
-    const after = agent.slice(first);
-    const reported = after.map(reportedPrompt);
-    expect(after.map((e) => e.status), 'every request after the first rewrite is answered').toEqual(after.map(() => 200));
-    expect(Math.max(...reported.map((r) => r ?? Infinity)), 'what the provider counted stays below the window').toBeLessThan(window);
-    console.log(`${api}, window ${window}: ${agent.length} agent requests, the first rewritten is #${first + 1}; after it the provider counted at most ${Math.max(...reported.map((r) => r ?? 0))} tokens (${((100 * Math.max(...reported.map((r) => r ?? 0))) / window).toFixed(1)} % of the window)`);
+    expect(statuses, 'every request after the first rewrite is answered').toEqual(statuses.map(() => 200));
+    const largest = Math.max(...reported.map((r) => r ?? Infinity));
+    expect(largest, 'what the provider counted stays below the window').toBeLessThan(window);
+    console.log(`${api}, window ${window}: ${agentRequests} agent requests, the first rewritten is #${first + 1}; after it the provider counted at most ${largest} tokens (${((100 * largest) / window).toFixed(1)} % of the window)`);
 
     // The session had a ladder, its writers ran and failed validation, every one (none failed as too long: their own
     // requests fit the window too); the log replays as it was decided.

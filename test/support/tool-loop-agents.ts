@@ -3,6 +3,7 @@ import type { ProviderApi } from '@baton/protocol';
 import { extractiveStep, type RecordedRequest, type ScriptStep } from '@baton/testing';
 import OpenAI from 'openai';
 import { isWriterRequest } from './gateway-agent.ts';
+import type { Exchange } from './gateway-rig.ts';
 
 type Item = Record<string, unknown>;
 
@@ -17,6 +18,9 @@ const TOOLS = [
   { name: 'exec_command', description: 'Run a shell command.', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
   { name: 'web_search', description: 'Search the web.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
 ];
+
+/** The model id the loop names in each API. */
+export const TOOL_LOOP_MODELS: Readonly<Record<ProviderApi, string>> = { 'openai-chat': 'gpt-4o', 'openai-responses': 'gpt-4o', 'anthropic-messages': 'claude-test' };
 
 export const PROMPT = 'Please find why the build of packages/orders fails and fix it; keep the public API as it is.';
 
@@ -98,4 +102,33 @@ export async function runToolLoop(api: ProviderApi, baseURL: string, apiKey: str
       }
     }
   }
+}
+
+/** Text only Baton's boundary message holds (the seam of a rendered context, the header of a compaction). */
+const BOUNDARY = /This session continues from an earlier conversation|The earlier part of this conversation was compacted/;
+
+/** What the provider reported for one answered request, in any API (null for an error). */
+export function reportedPrompt(exchange: Exchange): number | null {
+  if (exchange.status !== 200) return null;
+  const body = JSON.parse(Buffer.concat(exchange.chunks).toString('utf8')) as { usage?: Record<string, number | undefined> };
+  const u = body.usage ?? {};
+  return u['prompt_tokens'] ?? (u['cache_read_input_tokens'] !== undefined ? (u['input_tokens'] ?? 0) + (u['cache_creation_input_tokens'] ?? 0) + u['cache_read_input_tokens'] : (u['input_tokens'] ?? null));
+}
+
+/** The agent's requests as the provider got them, from the first one Baton rewrote onto its boundary. */
+export interface AfterRewrite {
+  /** How many requests the agent sent upstream in all (writers' and summaries' requests are not the agent's). */
+  readonly agentRequests: number;
+  /** Index of the first rewritten request among the agent's (-1: none was rewritten). */
+  readonly first: number;
+  /** From the first rewritten request on: the upstream's status and what it reported as the prompt (null: an error). */
+  readonly statuses: readonly (number | null)[];
+  readonly reported: readonly (number | null)[];
+}
+
+export function afterRewrite(exchanges: readonly Exchange[]): AfterRewrite {
+  const agent = exchanges.filter((e) => e.body.includes('"exec_command"') && !e.body.includes('CHECKPOINT_PATH = '));
+  const first = agent.findIndex((e) => BOUNDARY.test(e.body.toString('utf8')));
+  const after = first < 0 ? [] : agent.slice(first);
+  return { agentRequests: agent.length, first, statuses: after.map((e) => e.status), reported: after.map(reportedPrompt) };
 }

@@ -10,6 +10,9 @@ import type { TokenCount } from './budgeted-read.ts';
 const MAX_PROBES = 12;
 // Stop refining once the fitting and the failing lengths are this close (in UTF-16 units).
 const CLOSE_ENOUGH = 8;
+// A piece of this many characters per budget token bounds a search in a long text before the whole is counted (text
+// averages about four characters per token; a piece that is not over the budget falls back to counting the whole).
+const WINDOW_CHARS = 8;
 // Share of the cap given to the head and to the tail; the rest is left for the marker line.
 const HEAD_SHARE = 0.6;
 const TAIL_SHARE = 0.3;
@@ -44,11 +47,26 @@ function pieceWithin(text: string, budget: number, counter: TokenCount, fromEnd:
   const piece = (length: number): string =>
     fromEnd ? text.slice(safeStart(text, text.length - length)) : text.slice(0, safeEnd(text, length));
   if (budget <= 0 || text.length === 0) return '';
-  const total = counter.count(text);
-  if (total <= budget) return text;
-  let fit = '';
   let missLength = text.length;
-  let guess = Math.floor((text.length * budget) / total);
+  let measured: { length: number; tokens: number } | null = null;
+  // A text far longer than the budget is not counted whole: a piece of `WINDOW_CHARS` characters per budget token
+  // that is already over the budget bounds the search (a piece within it is the answer).
+  const window = budget * WINDOW_CHARS;
+  if (text.length > 2 * window) {
+    const bound = piece(window);
+    const tokens = counter.count(bound);
+    if (tokens > budget) {
+      missLength = bound.length;
+      measured = { length: bound.length, tokens };
+    }
+  }
+  if (measured === null) {
+    const total = counter.count(text);
+    if (total <= budget) return text;
+    measured = { length: text.length, tokens: total };
+  }
+  let fit = '';
+  let guess = Math.floor((measured.length * budget) / measured.tokens);
   for (let probe = 0; probe < MAX_PROBES && missLength - fit.length > CLOSE_ENOUGH; probe += 1) {
     const length = Math.max(fit.length + 1, Math.min(missLength - 1, guess));
     const candidate = piece(length);
@@ -82,7 +100,10 @@ export interface HeadTailCut {
   readonly head: string;
   /** The verbatim suffix kept ('' when not truncated). */
   readonly tail: string;
-  /** Tokens of the cut-out middle (0 when not truncated). */
+  /**
+   * Tokens of the cut-out middle: the whole text's count less the head's and the tail's, within a token or two of the
+   * middle's own count (0 when not truncated).
+   */
   readonly elidedTokens: number;
 }
 
@@ -97,13 +118,15 @@ export function truncateHeadTail(
   marker: (elidedTokens: number) => string,
   counter: TokenCount,
 ): HeadTailCut | null {
-  if (counter.count(text) <= capTokens) return { text, truncated: false, head: text, tail: '', elidedTokens: 0 };
+  const total = counter.count(text);
+  if (total <= capTokens) return { text, truncated: false, head: text, tail: '', elidedTokens: 0 };
   let headBudget = Math.floor(capTokens * HEAD_SHARE);
   let tailBudget = Math.floor(capTokens * TAIL_SHARE);
   for (let plan = 0; plan < MAX_PLANS; plan += 1) {
     const head = prefixWithin(text, headBudget, counter);
     const tail = suffixWithin(text.slice(head.length), tailBudget, counter);
-    const elidedTokens = counter.count(text.slice(head.length, text.length - tail.length));
+    // The middle is not counted again: the whole less the pieces kept (the seams shift the count by a token or two).
+    const elidedTokens = Math.max(0, total - counter.count(head) - counter.count(tail));
     const pieces = [head, marker(elidedTokens), tail].filter((piece) => piece !== '');
     const output = pieces.join('\n');
     const tokens = counter.count(output);

@@ -71,7 +71,7 @@ export async function compactConversation(
     if (limit > 0 && costs.overhead + boundaryRoom + candidateCost > target) {
       const room = Math.max(0, limit - costs.overhead - boundaryRoom);
       const budget = Math.min(room, Math.max(target - costs.overhead - boundaryRoom, Math.floor(room * MIN_TAIL_SHARE)));
-      tail = fitTail({ candidates, cost: costs.message, ratioOf: costs.ratioOf, budget, limit: Math.max(budget, room), minSteps: fit.minSteps, clearedText: clearedNote(candidates, costs), shrink: shrinkOptions() });
+      tail = fitTail({ candidates, cost: costs.message, measure: costs.measure, ratioOf: costs.ratioOf, budget, limit: Math.max(budget, room), minSteps: fit.minSteps, clearedText: clearedNote(candidates, costs), shrink: shrinkOptions() });
     }
     const kept = tail?.kept ?? candidates;
     const keptIds = new Set(kept.map((m) => m.id));

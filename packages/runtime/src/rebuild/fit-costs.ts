@@ -1,4 +1,4 @@
-import { calibratedTokens, countsOfMessage, indexEntries, type SessionContext } from '@baton/actors';
+import { calibratedTokens, countsOfMessage, indexEntries, type IndexedMessage, type SessionContext } from '@baton/actors';
 import { defaultTokenCounter, fillLabel, loadPromptLabels } from '@baton/memory-store';
 import { viewOf, type Message } from '@baton/protocol';
 import { indexMessages } from '../host/message-index.ts';
@@ -58,8 +58,13 @@ export interface SessionCosts {
   readonly overhead: number;
   /** A text of `tokens` Baton tokens (the boundary message). */
   readonly text: (tokens: number) => number;
-  /** A message as it is sent: the index's count when unchanged, measured when Baton changed it. */
+  /**
+   * A message as it is sent: the index's count when unchanged, measured when Baton changed it (once per message
+   * object: a message handed here is never mutated afterwards).
+   */
   readonly message: (m: Message, changed: boolean) => number;
+  /** A message Baton is still changing, measured every time. */
+  readonly measure: (m: Message) => number;
   /** Provider tokens per Baton token of a message's text. */
   readonly ratioOf: (m: Message) => number;
   /** The index entry (tokens and images) of a message as it is sent. */
@@ -69,21 +74,25 @@ export interface SessionCosts {
 export function sessionCosts(ctx: SessionContext): SessionCosts {
   const calibration = ctx.calibration;
   const indexed = new Map(indexEntries(ctx.index).map((e) => [e.id, e]));
-  const measured = (m: Message): number => {
-    const [entry] = indexMessages([m]);
-    return entry === undefined ? 0 : calibratedTokens(calibration, countsOfMessage(entry));
+  // A changed message is counted once however often the fit weighs it (messages are never mutated once built).
+  const counted = new WeakMap<Message, IndexedMessage | undefined>();
+  const entryFor = (m: Message): IndexedMessage | undefined => {
+    if (!counted.has(m)) counted.set(m, indexMessages([m])[0]);
+    return counted.get(m);
   };
+  const tokensOf = (entry: Parameters<typeof countsOfMessage>[0] | undefined): number => (entry === undefined ? 0 : calibratedTokens(calibration, countsOfMessage(entry)));
   return {
     usable: ctx.input.usableWindow,
     overhead: calibratedTokens(calibration, { text: ctx.input.overheadTokens ?? 0, tool: 0, images: 0 }),
     text: (tokens) => calibratedTokens(calibration, { text: tokens, tool: 0, images: 0 }),
     message: (m, changed) => {
       const entry = changed ? undefined : indexed.get(m.id);
-      return entry === undefined ? measured(m) : calibratedTokens(calibration, countsOfMessage(entry));
+      return tokensOf(entry ?? entryFor(m));
     },
+    measure: (m) => tokensOf(indexMessages([m])[0]),
     ratioOf: (m) => (viewOf(m).role === 'tool' ? calibration.tool : calibration.text),
     entryOf: (m) => {
-      const [entry] = indexMessages([m]);
+      const entry = entryFor(m);
       return { id: m.id, tokens: entry?.tokens ?? 0, ...(entry?.images !== undefined ? { images: entry.images } : {}) };
     },
   };

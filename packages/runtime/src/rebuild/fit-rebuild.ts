@@ -1,7 +1,7 @@
 import type { SessionContext } from '@baton/actors';
 import { defaultTokenCounter, scaleRebuildCaps, type RebuildCaps, type RecentUserMessage } from '@baton/memory-store';
 import { viewOf, type Message } from '@baton/protocol';
-import { clearedNote, sessionCosts, shrinkOptions, type FitOptions } from './fit-costs.ts';
+import { clearedNote, sessionCosts, shrinkOptions, type FitOptions, type SessionCosts } from './fit-costs.ts';
 import { fitTail, type FitStep } from './fit-tail.ts';
 import { textOf } from './message-text.ts';
 import { uncoveredSteps } from './uncovered-steps.ts';
@@ -122,7 +122,7 @@ export function fitRebuild(input: FitRebuildInput): FittedRebuild | null {
     const wholeTotal = costs.overhead + costs.text(whole.tokens) + candidateCost;
     // Nothing to fit: the whole tail after the watermark goes (also when the session has no usable window to fit).
     if (limit <= 0 || wholeTotal <= target) {
-      return finish(input, whole, candidates, new Map(), input.carried, { limit, target, budget: candidateCost, overhead: costs.overhead, tail: candidateCost, measures });
+      return finish(input, costs, whole, candidates, new Map(), input.carried, { limit, target, budget: candidateCost, overhead: costs.overhead, tail: candidateCost, measures });
     }
     const reserve = costs.text(caps.uncovered);
     const boundary = costs.text(whole.tokens) + reserve;
@@ -136,6 +136,7 @@ export function fitRebuild(input: FitRebuildInput): FittedRebuild | null {
     const tail = fitTail({
       candidates,
       cost,
+      measure: costs.measure,
       ratioOf: costs.ratioOf,
       budget,
       limit: Math.max(budget, room),
@@ -147,7 +148,7 @@ export function fitRebuild(input: FitRebuildInput): FittedRebuild | null {
     const rendered = input.render(caps, recentUsers(input.mainUsers, tail.kept, uncovered.users), uncovered.lines);
     if (rendered === null) return null;
     const total = costs.overhead + costs.text(rendered.tokens) + tail.tokens;
-    const fitted = finish(input, rendered, tail.kept, tail.changed, uncovered, {
+    const fitted = finish(input, costs, rendered, tail.kept, tail.changed, uncovered, {
       limit,
       target,
       budget,
@@ -165,6 +166,7 @@ export function fitRebuild(input: FitRebuildInput): FittedRebuild | null {
 
 function finish(
   input: FitRebuildInput,
+  costs: SessionCosts,
   rendered: RenderedBoundary,
   kept: readonly Message[],
   changed: ReadonlyMap<string, Message>,
@@ -172,7 +174,6 @@ function finish(
   sizes: { limit: number; target: number; budget: number; overhead: number; tail: number; measures: FitReport['steps'] },
 ): FittedRebuild {
   const { ctx, cleared, options } = input;
-  const costs = sessionCosts(ctx);
   const dropped = kept.length < input.candidates.length;
   const candidateCost = input.candidates.reduce((sum, m) => sum + costs.message(m, cleared.has(m.id)), 0);
   const carried = costs.text(defaultTokenCounter.count([...input.carried.lines, ...input.carried.users.map((u) => u.text)].join('\n')));

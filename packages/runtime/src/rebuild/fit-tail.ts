@@ -30,6 +30,8 @@ export interface TailFitInput {
   readonly candidates: readonly Message[];
   /** What the provider counts for a message as it is sent (a changed one is measured, an unchanged one indexed). */
   readonly cost: (m: Message, changed: boolean) => number;
+  /** What the provider counts for a message the fit is still cutting (`cost` may remember a message's count). */
+  readonly measure: (m: Message) => number;
   /** Provider tokens per Baton token of a message's text (its kind's calibrated ratio). */
   readonly ratioOf: (m: Message) => number;
   /** Provider tokens the tail should take. */
@@ -132,7 +134,7 @@ export function fitTail(input: TailFitInput): TailFit {
       if (at < 0) return;
       const m = kept[at] as Message;
       done.add(m.id);
-      const shorter = shrinkMessage(m, Math.max(0, size - (total - goal)), { ...input.shrink, measure: (x) => input.cost(x, true), ratio: input.ratioOf(m) });
+      const shorter = shrinkMessage(m, Math.max(0, size - (total - goal)), { ...input.shrink, measure: input.measure, ratio: input.ratioOf(m) }, size);
       if (shorter !== null && shorter !== m) record(users ? 'truncate-user' : 'truncate', 1, replace(at, shorter));
     }
   };

@@ -49,11 +49,17 @@ const argumentsSlot = (obj: Obj, key: string): Slot => ({
   set: (text) => void (obj[key] = typeof obj[key] === 'string' ? JSON.stringify({ truncated_arguments: text }) : { truncated_input: text }),
 });
 
+/** The text slots found in a message, and how many images were replaced by their note on the way. */
+interface Slots {
+  readonly slots: Slot[];
+  images: number;
+}
+
 /** The text slots of a content value (a string, or parts), images replaced by `imageNote` on the way. */
-function contentSlots(holder: Obj, key: string, imageNote: string, textType: string, out: Slot[]): void {
+function contentSlots(holder: Obj, key: string, imageNote: string, textType: string, out: Slots): void {
   const content = holder[key];
   if (typeof content === 'string') {
-    out.push(slot(holder, key));
+    out.slots.push(slot(holder, key));
     return;
   }
   if (!Array.isArray(content)) return;
@@ -62,24 +68,25 @@ function contentSlots(holder: Obj, key: string, imageNote: string, textType: str
     const type = typeof part['type'] === 'string' ? part['type'] : '';
     if (IMAGE_PARTS.has(type)) {
       content[i] = { type: textType, text: imageNote };
+      out.images += 1;
       return;
     }
-    if (TEXT_PARTS.has(type) && typeof part['text'] === 'string') out.push(slot(part, 'text'));
+    if (TEXT_PARTS.has(type) && typeof part['text'] === 'string') out.slots.push(slot(part, 'text'));
     else if (type === 'tool_result') contentSlots(part, 'content', imageNote, 'text', out);
-    else if (type === 'tool_use') out.push(argumentsSlot(part, 'input'));
+    else if (type === 'tool_use') out.slots.push(argumentsSlot(part, 'input'));
   });
 }
 
-/** The slots of a message (a deep copy the slots write into). */
-function slotsOf(m: Message, imageNote: string): Slot[] {
-  const out: Slot[] = [];
+/** The slots of a message (a deep copy the slots write into) and how many of its images were replaced. */
+function slotsOf(m: Message, imageNote: string): Slots {
+  const out: Slots = { slots: [], images: 0 };
   const native = m.native;
   if (native === undefined) {
     contentSlots(m, 'content', imageNote, 'text', out);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const fn = isObj(call) ? (call['function'] ?? call['custom']) : undefined;
-      if (isObj(fn) && 'arguments' in fn) out.push(argumentsSlot(fn, 'arguments'));
-      else if (isObj(fn) && typeof fn['input'] === 'string') out.push(slot(fn, 'input'));
+      if (isObj(fn) && 'arguments' in fn) out.slots.push(argumentsSlot(fn, 'arguments'));
+      else if (isObj(fn) && typeof fn['input'] === 'string') out.slots.push(slot(fn, 'input'));
     }
     return out;
   }
@@ -89,10 +96,10 @@ function slotsOf(m: Message, imageNote: string): Slot[] {
       contentSlots(native, 'content', imageNote, native['role'] === 'assistant' ? 'output_text' : 'input_text', out);
       break;
     case 'function_call':
-      out.push(argumentsSlot(native, 'arguments'));
+      out.slots.push(argumentsSlot(native, 'arguments'));
       break;
     case 'custom_tool_call':
-      if (typeof native['input'] === 'string') out.push(slot(native, 'input'));
+      if (typeof native['input'] === 'string') out.slots.push(slot(native, 'input'));
       break;
     case 'function_call_output':
     case 'custom_tool_call_output':
@@ -111,15 +118,16 @@ function slotsOf(m: Message, imageNote: string): Slot[] {
  * `m` with its images replaced by a note and its longest texts cut (head and tail kept around a marker), until
  * `measure` gives at most `maxTokens` for it — or as far as it goes when it cannot be cut that far (every text down to
  * its marker). `m` itself when it fits already; null when nothing of it can be cut (reasoning items, hosted tool
- * calls). Tool-call arguments stay valid JSON.
+ * calls). Tool-call arguments stay valid JSON. `known` is what `measure` gives for `m`, when the caller has it.
  */
-export function shrinkMessage(m: Message, maxTokens: number, o: ShrinkOptions): Message | null {
-  const original = o.measure(m);
+export function shrinkMessage(m: Message, maxTokens: number, o: ShrinkOptions, known?: number): Message | null {
+  const original = known ?? o.measure(m);
   if (original <= maxTokens) return m;
   const copy = structuredClone(m);
-  const slots = slotsOf(copy, o.imageNote);
+  const { slots, images } = slotsOf(copy, o.imageNote);
+  // Measuring a large message is a full count: the first round reuses `original` unless an image was replaced.
   for (let round = 0; round < MAX_ROUNDS; round += 1) {
-    const tokens = o.measure(copy);
+    const tokens = round === 0 && images === 0 ? original : o.measure(copy);
     if (tokens <= maxTokens) return copy;
     const sized = slots.map((s) => ({ s, tokens: o.counter.count(s.get()) })).sort((a, b) => b.tokens - a.tokens);
     const largest = sized[0];
