@@ -15,7 +15,7 @@
  * the usable window. The baseline of the same run: each session rebuilt once before its tool turn (same checkpoint,
  * a tail that fits as it is).
  *
- * Standalone: `npx tsx --conditions=@baton/source bench/fit.bench.ts` (env: FIT_BENCH_SESSIONS, default 60).
+ * Standalone: `npx tsx --conditions=@baton/source bench/fit.bench.ts` (env: FIT_BENCH_SESSIONS, default 200: a p99 over 200 samples is not just the slowest one).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -206,10 +206,10 @@ async function fittedRebuilds(n: number): Promise<BenchRow[]> {
   }
 }
 
-export async function benchFit(sessions = Number(process.env['FIT_BENCH_SESSIONS'] ?? 60)): Promise<BenchSection> {
+export async function benchFit(sessions = Number(process.env['FIT_BENCH_SESSIONS'] ?? 200)): Promise<BenchSection> {
   const rows: BenchRow[] = [];
   for (const window of WINDOWS) for (const api of APIS) rows.push(...(await scenario(api, window)));
-  rows.push(...(await fittedRebuilds(Math.max(1, Math.floor(sessions) || 60))));
+  rows.push(...(await fittedRebuilds(Math.max(1, Math.floor(sessions) || 200))));
   return { title: 'Fit: forwarded requests against the window, fitted rebuild latency', rows };
 }
 
