@@ -15,3 +15,24 @@ export const sourceResolve = {
 };
 
 export const sourceExecArgv = [`--conditions=${SOURCE_CONDITION}`];
+
+/**
+ * Test-time limits of every project. A limit is a safety net against a hang, never a speed check: it is set far above
+ * what any test takes on a machine loaded by other work (speed is measured by `npm run bench`).
+ */
+export const TEST_TIMEOUTS = { testTimeout: 60_000, hookTimeout: 60_000 } as const;
+
+/** A package's test project: its `test/**` files, run on the sources, with the fixed fast-check seed in CI. */
+export function packageProject(name: string) {
+  return {
+    ...sourceResolve,
+    test: {
+      name,
+      include: ['test/**/*.test.ts'],
+      environment: 'node' as const,
+      setupFiles: ['../../test/support/fast-check-seed.ts'],
+      execArgv: sourceExecArgv,
+      ...TEST_TIMEOUTS,
+    },
+  };
+}

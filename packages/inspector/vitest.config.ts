@@ -1,7 +1,4 @@
 import { defineProject } from 'vitest/config';
-import { sourceExecArgv, sourceResolve } from '../../vitest.source.ts';
+import { packageProject } from '../../vitest.source.ts';
 
-export default defineProject({
-  ...sourceResolve,
-  test: { name: 'inspector', include: ['test/**/*.test.ts'], environment: 'node', setupFiles: ['../../test/support/fast-check-seed.ts'], execArgv: sourceExecArgv },
-});
+export default defineProject(packageProject('inspector'));
