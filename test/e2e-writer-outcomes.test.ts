@@ -81,8 +81,8 @@ describe('writer modes and failures', () => {
     h.model.script({ delayMs: 400, then: { error: { status: 500, message: 'slow and failing' } } });
     expect((await h.client.checkpoint(sid)).result).toBe('started');
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 20_000);
+    // One connection, one subject: the daemon takes the two closes in the order they were sent.
     const closing = h.client.close(sid);
-    await new Promise((r) => setTimeout(r, 100));
     await expect(h.client.close(sid)).rejects.toMatchObject({ code: 'conflict' });
     await closing;
     expect(await settled).toMatchObject({ outcome: 'failure' });

@@ -60,7 +60,8 @@ describe('writer run', () => {
     const settled = h.client.waitForEvent(sid, (e) => e.type === 'writer.settled', 30_000);
     expect((await h.client.checkpoint(sid)).result).toBe('started');
     const outcome = await settled;
-    await new Promise((r) => setTimeout(r, 50));
+    // The settlement reached the waiter; the stream's own copy may still be queued behind the events before it.
+    while (!events.some((e) => e.type === 'writer.settled')) await new Promise((r) => setTimeout(r, 10));
     stream.stop();
     await collecting;
     return { sid, open, outcome, events, reentries: events.filter((e) => e.type === 'writer.reentered') };
