@@ -35,6 +35,8 @@ import {
   type RebuildRequest,
   type TaskItem,
   subjects,
+  isScopableProject,
+  type ProjectSubjects,
   type Subjects,
 } from '@baton/protocol';
 import { TransportError } from './transport/transport-error.ts';
@@ -56,6 +58,13 @@ export interface BatonClientOptions {
    * (and retry `open` itself the same way). Default: off (errors are thrown as they come).
    */
   readonly failover?: FailoverOptions;
+  /**
+   * The project this client works in: its sessions' requests and events go on that project's subjects
+   * (`<prefix>.v1.p.<project>.…`) even for sessions it did not open, and `runtimeSessions` lists that project's
+   * sessions only. A client with a project's NATS credentials needs it. Without it, a session this client opened goes
+   * on its project's subjects and any other on the unscoped ones.
+   */
+  readonly project?: string;
 }
 
 /** Per-call override of the request timeout. */
@@ -87,6 +96,9 @@ export class BatonClient {
   readonly #failover: FailoverOptions | null;
   /** With failover: the request each session was opened with, to open it again. */
   readonly #opened = new Map<string, OpenRequest>();
+  /** The project subjects of each session this client opened (when its project can scope subjects). */
+  readonly #scoped = new Map<string, ProjectSubjects>();
+  readonly #project: ProjectSubjects | null;
 
   constructor(transport: Transport, options: BatonClientOptions = {}) {
     this.#transport = transport;
@@ -94,32 +106,52 @@ export class BatonClient {
     this.encoding = options.encoding ?? 'msgpack';
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#failover = options.failover ?? null;
+    this.#project = options.project === undefined ? null : this.subjects.project(options.project);
+  }
+
+  /** The subjects a session's requests and events go on: its project's when known, else the unscoped ones. */
+  #on(sessionId: string): Subjects | ProjectSubjects {
+    return this.#scoped.get(sessionId) ?? this.#project ?? this.subjects;
+  }
+
+  /** Where `open` goes for a project: its own `open` subject when its id can scope subjects. */
+  #openSubject(projectId: string): string {
+    return isScopableProject(projectId) ? this.subjects.project(projectId).open : this.subjects.open;
+  }
+
+  #remember(sessionId: string, projectId: string): void {
+    if (isScopableProject(projectId)) this.#scoped.set(sessionId, this.subjects.project(projectId));
   }
 
   /** Opens a new session, or resumes `req.session_id` when the daemon knows it. */
   async open(req: OpenRequest, options?: CallOptions): Promise<OpenReply> {
-    if (this.#failover === null) return await this.#call(this.subjects.open, req, OpenReplySchema, options);
+    if (this.#failover === null) {
+      const opened = await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, options);
+      this.#remember(opened.session_id, req.project_id);
+      return opened;
+    }
     const { attempts: _attempts, ...reply } = await this.#openRetrying(req, options, performance.now() + this.#failover.timeoutMs);
     this.#opened.set(reply.session_id, { ...req, session_id: reply.session_id });
+    this.#remember(reply.session_id, req.project_id);
     return reply;
   }
 
   /** Appends 1–1000 messages; resolves once they are durable. */
   append(sessionId: string, messages: readonly Message[], options?: CallOptions): Promise<AppendReply> {
     // Safe to repeat: message ids make a second delivery a no-op.
-    const subject = this.subjects.append(sessionId);
+    const subject = this.#on(sessionId).append(sessionId);
     return this.#session(sessionId, true, options, (o) => this.#call(subject, { messages }, AppendReplySchema, o));
   }
 
   /** Replaces the session's task tree. */
   tasks(sessionId: string, tasks: readonly TaskItem[], options?: CallOptions): Promise<TasksReply> {
-    const subject = this.subjects.tasks(sessionId);
+    const subject = this.#on(sessionId).tasks(sessionId);
     return this.#session(sessionId, true, options, (o) => this.#call(subject, { tasks }, TasksReplySchema, o));
   }
 
   /** Asks for a checkpoint now. */
   checkpoint(sessionId: string, options?: CallOptions): Promise<CheckpointReply> {
-    const subject = this.subjects.checkpoint(sessionId);
+    const subject = this.#on(sessionId).checkpoint(sessionId);
     return this.#session(sessionId, false, options, (o) => this.#call(subject, {}, CheckpointReplySchema, o));
   }
 
@@ -129,18 +161,18 @@ export class BatonClient {
    */
   rebuild(sessionId: string, req: RebuildRequest, options?: CallOptions): Promise<RebuildReply> {
     const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];
-    const subject = this.subjects.rebuild(sessionId);
+    const subject = this.#on(sessionId).rebuild(sessionId);
     return this.#session(sessionId, false, options, (o) => this.#call(subject, req, RebuildReplySchema, o, wait + SLOW_CALL_MARGIN_MS));
   }
 
   status(sessionId: string, options?: CallOptions): Promise<StatusReply> {
-    const subject = this.subjects.status(sessionId);
+    const subject = this.#on(sessionId).status(sessionId);
     return this.#session(sessionId, true, options, (o) => this.#call(subject, {}, StatusReplySchema, o));
   }
 
   /** Closes the session; a running writer is drained first (up to 120 s), so the default timeout is 180 s. */
   close(sessionId: string, options?: CallOptions): Promise<CloseReply> {
-    const subject = this.subjects.close(sessionId);
+    const subject = this.#on(sessionId).close(sessionId);
     return this.#session(sessionId, false, options, (o) => this.#call(subject, {}, CloseReplySchema, o, DEFAULT_WAITS.closeMs + SLOW_CALL_MARGIN_MS));
   }
 
@@ -154,7 +186,7 @@ export class BatonClient {
    * `req.after`. Pass the reply's `next` as `after` for the next page; no `next` means the list is complete.
    */
   runtimeSessions(req: RuntimeSessionsRequest = {}, options?: CallOptions): Promise<RuntimeSessionsReply> {
-    return this.#call(this.subjects.runtimeSessions, req, RuntimeSessionsReplySchema, options);
+    return this.#call(this.#project?.sessions ?? this.subjects.runtimeSessions, req, RuntimeSessionsReplySchema, options);
   }
 
   /** Drains the daemon, waiting up to `timeoutMs` (daemon default 120 s) for running writers. */
@@ -166,7 +198,7 @@ export class BatonClient {
 
   /** Subscribes to the session's events now; iterate with `for await`, end with `stop()` or `break`. */
   events(sessionId: string, options?: SessionEventStreamOptions): SessionEventStream {
-    return new SessionEventStream(this.#transport, this.subjects.events(sessionId), options);
+    return new SessionEventStream(this.#transport, this.#on(sessionId).events(sessionId), options);
   }
 
   /**
@@ -243,7 +275,7 @@ export class BatonClient {
     let delay = failover?.delayMs ?? 100;
     for (let attempts = 1; ; attempts++) {
       try {
-        return { ...(await this.#call(this.subjects.open, req, OpenReplySchema, options)), attempts };
+        return { ...(await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, options)), attempts };
       } catch (err) {
         if (!mayFailOver(err, true) || performance.now() + delay >= deadline) throw err;
         await sleep(delay);

@@ -72,7 +72,7 @@ describe('BatonClient requests', () => {
     expect(await client.drain(5_000)).toEqual({ ok: true, drained: 1, timed_out: 0, dropped: 0 });
     expect(await client.drain()).toEqual({ ok: true, drained: 1, timed_out: 0, dropped: 0 });
     expect(fake.seen.map((r) => [r.subject, r.body])).toEqual([
-      ['baton.v1.open', { project_id: 'p', model }],
+      ['baton.v1.p.p.open', { project_id: 'p', model }],
       ['baton.v1.session.s1.append', { messages: [{ id: 'm1', role: 'user', content: 'hi' }] }],
       ['baton.v1.session.s1.tasks', { tasks: [{ id: 'T1', status: 'open', summary: 'x' }] }],
       ['baton.v1.session.s1.checkpoint', {}],
@@ -97,6 +97,32 @@ describe('BatonClient requests', () => {
     const fake = startFakeDaemon(transport, cannedReply, 'acme');
     await new BatonClient(transport, { prefix: 'acme' }).status('s1');
     expect(fake.seen[0]?.subject).toBe('acme.v1.session.s1.status');
+  });
+
+  it("sends a session it opened on its project's subjects, and every session on them when it has a project", async () => {
+    const fake = startFakeDaemon(transport, cannedReply);
+    const client = new BatonClient(transport);
+    await client.open({ project_id: 'shop', model });
+    await client.append('sess-1', []).catch(() => {});
+    await client.status('sess-1');
+    await client.status('other');
+    await client.open({ project_id: 'a/b.c', model });
+    const scoped = new BatonClient(transport, { project: 'shop' });
+    await scoped.status('other');
+    await scoped.runtimeSessions().catch(() => {});
+    await client.runtimeSessions().catch(() => {});
+    expect(fake.seen.map((r) => r.subject)).toEqual([
+      'baton.v1.p.shop.open',
+      'baton.v1.p.shop.session.sess-1.append',
+      'baton.v1.p.shop.session.sess-1.status',
+      'baton.v1.session.other.status',
+      // A project id that is no subject token goes on the unscoped subjects.
+      'baton.v1.open',
+      'baton.v1.p.shop.session.other.status',
+      'baton.v1.p.shop.sessions',
+      'baton.v1.runtime.sessions',
+    ]);
+    expect(() => new BatonClient(transport, { project: 'a.b' })).toThrow(/invalid project id/);
   });
 
   it('leaves undefined fields out of the request', async () => {

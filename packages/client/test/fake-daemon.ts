@@ -37,7 +37,7 @@ export function startFakeDaemon(
 ): { readonly seen: SeenRequest[]; stop(): void } {
   const s = subjects(prefix);
   const seen: SeenRequest[] = [];
-  const subs = [s.open, s.runtimeStatus, s.runtimeDrain, s.runtimeSessions, `${prefix}.v1.session.*.*`].map((subject) =>
+  const subs = [s.open, s.runtimeStatus, s.runtimeDrain, s.runtimeSessions, `${prefix}.v1.session.*.*`, `${prefix}.v1.p.>`].map((subject) =>
     transport.subscribe(subject, (msg) => {
       if (msg.subject.endsWith('.events')) return;
       // Known before decoding, so even a decode_error goes back in the caller's encoding.

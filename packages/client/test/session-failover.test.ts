@@ -61,7 +61,7 @@ describe('BatonClient with failover', () => {
     expect(reopened).toHaveLength(1);
     expect(reopened[0]?.attempts).toBe(3);
     expect(reopened[0]?.cause).toBeInstanceOf(BatonRequestError);
-    const opens = second.seen.filter((r) => r.subject === 'baton.v1.open').map((r) => r.body);
+    const opens = second.seen.filter((r) => r.subject === 'baton.v1.p.p.open').map((r) => r.body);
     expect(opens.at(-1)).toEqual({ project_id: 'p', model, system: 'sys', session_id: 's1' });
     second.stop();
   });
@@ -77,7 +77,7 @@ describe('BatonClient with failover', () => {
     // Another daemon comes up once the first one is gone.
     let taken = 0;
     let second: ReturnType<typeof startFakeDaemon> | undefined;
-    const dying = transport.subscribe('baton.v1.session.s1.append', () => {
+    const dying = transport.subscribe('baton.v1.p.p.session.s1.append', () => {
       taken++;
       dying.unsubscribe();
       setImmediate(() => {
@@ -90,7 +90,7 @@ describe('BatonClient with failover', () => {
     expect(reopened).toHaveLength(1);
     expect(reopened[0]?.cause).toMatchObject({ code: 'timeout' });
     // A request that is not safe to repeat keeps its own timeout and is not repeated after one.
-    const silent = transport.subscribe('baton.v1.session.s1.checkpoint', () => {});
+    const silent = transport.subscribe('baton.v1.p.p.session.s1.checkpoint', () => {});
     second?.stop();
     await expect(client.checkpoint('s1', { timeoutMs: 300 })).rejects.toMatchObject({ code: 'timeout' });
     silent.unsubscribe();

@@ -9,6 +9,10 @@ export {
   type Subjects,
   type SessionSubject,
   type SessionVerb,
+  PROJECT_TOKEN_PATTERN,
+  isScopableProject,
+  projectOfSubject,
+  type ProjectSubjects,
 } from './subjects.ts';
 export { SessionIdSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
 export {

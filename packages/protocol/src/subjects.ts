@@ -14,6 +14,37 @@ export const OPEN_QUEUE_GROUP = 'baton';
 export const SESSION_VERBS = ['append', 'tasks', 'checkpoint', 'rebuild', 'status', 'close'] as const;
 export type SessionVerb = (typeof SESSION_VERBS)[number];
 
+/**
+ * Project ids that can scope subjects: one NATS subject token, like a session id. A project whose id is not one (a
+ * path, a name with dots) is reachable on the unscoped subjects only.
+ */
+export const PROJECT_TOKEN_PATTERN = SESSION_ID_PATTERN;
+
+/** Whether `projectId` can be the project token of scoped subjects. */
+export function isScopableProject(projectId: string): boolean {
+  return PROJECT_TOKEN_PATTERN.test(projectId);
+}
+
+/**
+ * The subjects of one project: `<prefix>.v1.p.<project>.open`, `….sessions` (that project's sessions only) and
+ * `….session.<sid>.<verb>` / `….session.<sid>.events`. A daemon serves a request on them only for a session of that
+ * project, so a NATS permission on `<prefix>.v1.p.<project>.>` grants that project and nothing else.
+ */
+export interface ProjectSubjects {
+  readonly projectId: string;
+  readonly open: string;
+  readonly sessions: string;
+  append(sessionId: string): string;
+  tasks(sessionId: string): string;
+  checkpoint(sessionId: string): string;
+  rebuild(sessionId: string): string;
+  status(sessionId: string): string;
+  close(sessionId: string): string;
+  events(sessionId: string): string;
+  /** Everything of the project, requests and events: `<prefix>.v1.p.<project>.>`. */
+  readonly all: string;
+}
+
 /** The subjects of protocol v1 under one prefix. */
 export interface Subjects {
   readonly prefix: string;
@@ -32,6 +63,14 @@ export interface Subjects {
   events(sessionId: string): string;
   /** Matches every session subject, requests and events alike: `<prefix>.v1.session.*.*`. */
   readonly sessionWildcard: string;
+  /** The subjects of one project. Throws a `TypeError` when `projectId` is not one subject token. */
+  project(projectId: string): ProjectSubjects;
+  /** Every project's `open`: `<prefix>.v1.p.*.open`. */
+  readonly scopedOpenWildcard: string;
+  /** Every project's `sessions`: `<prefix>.v1.p.*.sessions`. */
+  readonly scopedSessionsWildcard: string;
+  /** Every project's requests of one verb: `<prefix>.v1.p.*.session.*.<verb>`. */
+  scopedVerbWildcard(verb: SessionVerb): string;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
@@ -43,9 +82,28 @@ const PREFIX_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
   if (!PREFIX_PATTERN.test(prefix)) throw new TypeError(`invalid subject prefix: ${JSON.stringify(prefix)}`);
   const base = `${prefix}.v1`;
-  const session = (verb: SessionVerb | 'events') => (sessionId: string): string => {
+  const sessionOf = (head: string) => (verb: SessionVerb | 'events') => (sessionId: string): string => {
     if (!SESSION_ID_PATTERN.test(sessionId)) throw new TypeError(`invalid session id: ${JSON.stringify(sessionId)}`);
-    return `${base}.session.${sessionId}.${verb}`;
+    return `${head}.session.${sessionId}.${verb}`;
+  };
+  const session = sessionOf(base);
+  const project = (projectId: string): ProjectSubjects => {
+    if (!isScopableProject(projectId)) throw new TypeError(`invalid project id for scoped subjects: ${JSON.stringify(projectId)}`);
+    const head = `${base}.p.${projectId}`;
+    const scoped = sessionOf(head);
+    return {
+      projectId,
+      open: `${head}.open`,
+      sessions: `${head}.sessions`,
+      append: scoped('append'),
+      tasks: scoped('tasks'),
+      checkpoint: scoped('checkpoint'),
+      rebuild: scoped('rebuild'),
+      status: scoped('status'),
+      close: scoped('close'),
+      events: scoped('events'),
+      all: `${head}.>`,
+    };
   };
   return {
     prefix,
@@ -61,7 +119,24 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
     close: session('close'),
     events: session('events'),
     sessionWildcard: `${base}.session.*.*`,
+    project,
+    scopedOpenWildcard: `${base}.p.*.open`,
+    scopedSessionsWildcard: `${base}.p.*.sessions`,
+    scopedVerbWildcard: (verb) => `${base}.p.*.session.*.${verb}`,
   };
+}
+
+/**
+ * The project of a scoped subject (`<prefix>.v1.p.<project>.…`), or `null` for any other subject. The token is
+ * checked as a project id, so what comes back can be compared with a session's project as it is.
+ */
+export function projectOfSubject(subject: string, prefix: string = DEFAULT_PREFIX): string | null {
+  const head = `${prefix}.v1.p.`;
+  if (!subject.startsWith(head)) return null;
+  const rest = subject.slice(head.length);
+  const dot = rest.indexOf('.');
+  const projectId = dot < 0 ? rest : rest.slice(0, dot);
+  return isScopableProject(projectId) ? projectId : null;
 }
 
 /** A session request subject, taken apart. */

@@ -25,6 +25,8 @@ export interface NatsServerOptions {
   readonly readyTimeoutMs?: number;
   /** More `nats-server` command-line arguments, e.g. `['--user', 'u', '--pass', 'p']` or `['--auth', token]`. */
   readonly args?: readonly string[];
+  /** More server configuration, as config-file text (e.g. an `authorization { users: [...] }` block). */
+  readonly config?: string;
 }
 
 /** Finds a free loopback TCP port by binding port 0 and releasing it. */
@@ -58,10 +60,11 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = await mkdtemp(join(tmpdir(), 'baton-nats-'));
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(options.args ?? [])];
   let configPath: string | undefined;
-  if (options.maxPayload !== undefined) {
+  if (options.maxPayload !== undefined || options.config !== undefined) {
     const { writeFile } = await import('node:fs/promises');
     configPath = join(storeDir, 'server.conf');
-    await writeFile(configPath, `max_payload: ${options.maxPayload}\n`);
+    const payload = options.maxPayload === undefined ? '' : `max_payload: ${options.maxPayload}\n`;
+    await writeFile(configPath, `${payload}${options.config ?? ''}\n`);
     args.push('-c', configPath);
   }
   const binary = options.binary ?? defaultBinary();

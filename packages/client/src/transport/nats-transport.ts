@@ -36,6 +36,11 @@ export interface NatsTransportOptions {
   readonly auth?: NatsAuth;
   /** TLS: PEM files of the CA that signed the servers' certificates and, for mutual TLS, this client's certificate and key. */
   readonly tls?: NatsTls;
+  /**
+   * Subject prefix of this connection's reply inboxes (default `_INBOX`). A project's credentials may then subscribe
+   * to `<inboxPrefix>.>` alone instead of every connection's `_INBOX.>`, so no project can read another's replies.
+   */
+  readonly inboxPrefix?: string;
 }
 
 export type NatsAuth = { readonly user: string; readonly pass: string } | { readonly token: string } | { readonly credentials: string };
@@ -84,6 +89,7 @@ export class NatsTransport implements Transport {
       servers: typeof options.servers === 'string' ? options.servers : [...options.servers],
       ...(options.name === undefined ? {} : { name: options.name }),
       ...(options.maxReconnectAttempts === undefined ? {} : { maxReconnectAttempts: options.maxReconnectAttempts }),
+      ...(options.inboxPrefix === undefined ? {} : { inboxPrefix: options.inboxPrefix }),
       ...securityOptions(options),
     });
     return new NatsTransport(nc, options);

@@ -1,5 +1,5 @@
 import type { InboundMessage } from '@baton/client';
-import { ProtocolError, contentTypeHeaders, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, type ErrorCode, type ErrorReply, type Subjects } from '@baton/protocol';
+import { ProtocolError, contentTypeHeaders, projectOfSubject, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, type ErrorCode, type ErrorReply, type Subjects } from '@baton/protocol';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { requestVerb, type DaemonObserver } from './daemon-observer.ts';
 import { findUnfitValue } from './find-unfit-value.ts';
@@ -51,7 +51,11 @@ export async function answerRequest(
     if (unfit !== null) throw new ProtocolError('bad_request', `invalid request: ${unfit.path}: ${unfit.message}`, [unfit]);
     // The runtime requests only read or drain: they are answered while draining and during start-up repair.
     const s = ctx.subjects;
-    const overview = msg.subject === s.runtimeStatus || msg.subject === s.runtimeDrain || msg.subject === s.runtimeSessions;
+    const overview =
+      msg.subject === s.runtimeStatus ||
+      msg.subject === s.runtimeDrain ||
+      msg.subject === s.runtimeSessions ||
+      (msg.subject.endsWith('.sessions') && projectOfSubject(msg.subject, s.prefix) !== null);
     if (ctx.draining() && !overview) {
       throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
     }

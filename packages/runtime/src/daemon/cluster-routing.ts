@@ -31,6 +31,12 @@ export interface ClusterRoutingOptions {
   readonly logger: DaemonLogger;
 }
 
+/**
+ * Header of a forwarded `open` that came on a project's subjects: its project, which the holder checks the session
+ * against. Only daemons publish on the internal subject it travels on.
+ */
+export const SCOPE_HEADER = 'baton-scope-project';
+
 /** The internal subject a holder answers `open` on for its session: other daemons forward `open` there. */
 export function sessionOpenSubject(subjects: Subjects, sessionId: string): string {
   return `${subjects.prefix}.v1.session.${sessionId}.open`;
@@ -140,7 +146,7 @@ export class ClusterRouting {
   }
 
   /** Relays an `open` to the session's holder and returns its answer (its error as a `ProtocolError`). */
-  async forward(sessionId: string, owner: string, msg: InboundMessage): Promise<Record<string, unknown>> {
+  async forward(sessionId: string, owner: string, msg: Pick<InboundMessage, 'data' | 'headers'>): Promise<Record<string, unknown>> {
     let reply;
     try {
       reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs: this.#o.forwardTimeoutMs });

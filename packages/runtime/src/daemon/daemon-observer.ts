@@ -1,4 +1,4 @@
-import { parseSessionSubject, type ErrorCode, type PublishedEventBody, type Subjects } from '@baton/protocol';
+import { parseSessionSubject, projectOfSubject, type ErrorCode, type PublishedEventBody, type Subjects } from '@baton/protocol';
 
 /** One request the daemon answered: what was asked, how long the answer took, and how it ended. */
 export interface RequestAnswer {
@@ -33,5 +33,13 @@ export function requestVerb(s: Subjects, subject: string): string {
   if (subject === s.runtimeStatus) return 'runtime.status';
   if (subject === s.runtimeSessions) return 'runtime.sessions';
   if (subject === s.runtimeDrain) return 'runtime.drain';
+  const project = projectOfSubject(subject, s.prefix);
+  if (project !== null) {
+    // A project's subjects: the same verbs under `<prefix>.v1.p.<project>.`.
+    const scoped = s.project(project);
+    if (subject === scoped.open) return 'open';
+    if (subject === scoped.sessions) return 'runtime.sessions';
+    return parseSessionSubject(`${s.prefix}.v1.${subject.slice(`${s.prefix}.v1.p.${project}.`.length)}`, s.prefix)?.verb ?? 'unknown';
+  }
   return parseSessionSubject(subject, s.prefix)?.verb ?? 'unknown';
 }

@@ -35,6 +35,12 @@ export interface DaemonOptions {
    */
   readonly anthropic?: Omit<ModelEndpoint, 'writerModel'> | null;
   readonly prefix?: string;
+  /**
+   * Serve the project-scoped subjects only (`<prefix>.v1.p.<project>.…`): `open` and the session verbs on the
+   * unscoped v1 subjects go unanswered and events are published on the scoped subjects alone. The runtime subjects
+   * (`runtime.status`, `runtime.sessions`, `runtime.drain`) stay, for operators. Default false: both are served.
+   */
+  readonly requireScopedSubjects?: boolean;
   /** Time and timers of the main thread (default: the system clock). */
   readonly clock?: Clock;
   readonly newId?: () => string;

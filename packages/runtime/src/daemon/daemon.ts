@@ -11,6 +11,9 @@ import {
   CloseReplySchema,
   CloseRequestSchema,
   OPEN_QUEUE_GROUP,
+  isScopableProject,
+  projectOfSubject,
+  type SessionVerb,
   OpenReplySchema,
   OpenRequestSchema,
   ProtocolError,
@@ -47,7 +50,7 @@ import { clearStagingRoot } from '../writer/staging.ts';
 import { ArrivalOrder } from './arrival-order.ts';
 import type { DaemonLogger, DaemonOptions } from './daemon-options.ts';
 import { resolveClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
-import type { ClusterRouting } from './cluster-routing.ts';
+import { SCOPE_HEADER, type ClusterRouting } from './cluster-routing.ts';
 import { joinCluster } from './join-cluster.ts';
 import { answerRequest } from './answer-request.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
@@ -88,9 +91,11 @@ export class BatonDaemon {
   readonly #replicated: ReplicatedEventLog | null;
   /** The session request handlers, by verb. */
   readonly #verbs = new Map<string, (msg: InboundMessage) => void>();
+  /** The same verbs on a project's subjects (the session checked against the project). */
+  readonly #scopedVerbs = new Map<string, (msg: InboundMessage) => void>();
   /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
   readonly #arrival = new ArrivalOrder();
-  #openSub: TransportSubscription | null = null;
+  #openSubs: TransportSubscription[] = [];
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
   #stopped: Promise<DrainReport> | null = null;
@@ -254,7 +259,13 @@ export class BatonDaemon {
     const body = { ...event, session_id: sessionId, at: this.#clock.now() };
     this.#logger('debug', 'event', body);
     this.#o.observer?.eventPublished(event);
-    this.#o.transport.publish(this.subjects.events(sessionId), encodeReply(body, encoding), contentTypeHeaders(encoding));
+    const data = encodeReply(body, encoding);
+    const headers = contentTypeHeaders(encoding);
+    // On the project's own events subject (what a project's credentials may subscribe to) and, unless only scoped
+    // subjects are served, on the unscoped one.
+    const project = this.#sessions.projectOf(sessionId);
+    if (project !== null && isScopableProject(project)) this.#o.transport.publish(this.subjects.project(project).events(sessionId), data, headers);
+    if (this.#o.requireScopedSubjects !== true) this.#o.transport.publish(this.subjects.events(sessionId), data, headers);
   }
 
   #serve<S extends z.ZodType, R extends z.ZodType>(
@@ -293,10 +304,22 @@ export class BatonDaemon {
 
   #subscribe(): void {
     const s = this.subjects;
-    // `<prefix>.v1.session.<sid>.<verb>`: the session id is the 4th token counted from the prefix.
+    const unscoped = this.#o.requireScopedSubjects !== true;
+    // `<prefix>.v1.session.<sid>.<verb>`: the session id is the 4th token counted from the prefix;
+    // `<prefix>.v1.p.<project>.session.<sid>.<verb>`: the 6th.
     const sessionIndex = s.prefix.split('.').length + 2;
+    const scopedIndex = sessionIndex + 2;
     const verb = <S extends z.ZodType, R extends z.ZodType>(name: string, schema: S, _reply: R, handler: (body: z.output<S>, sessionId: string) => Promise<ReplyBody<R>>): void => {
       this.#verbs.set(name, this.#dispatch(schema, (body, id) => this.#sessionCall(id, () => handler(body, sid(id))), sessionIndex));
+      // On a project's subjects the session must be one of that project's, else it is unknown there.
+      this.#scopedVerbs.set(name, (msg) => {
+        const project = projectOfSubject(msg.subject, s.prefix);
+        const scoped = this.#dispatch(schema, (body, id) => this.#sessionCall(id, async () => {
+          this.#sessions.requireProject(sid(id), project);
+          return await handler(body, sid(id));
+        }), scopedIndex);
+        scoped(msg);
+      });
     };
     verb('append', AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(id, b.messages));
     verb('tasks', TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(id, b.tasks));
@@ -307,19 +330,32 @@ export class BatonDaemon {
     verb('status', StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(id));
     verb('close', CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(id));
     if (this.#clusterOptions === null) {
-      this.#serve(s.open, OpenRequestSchema, OpenReplySchema, (body, _sid, enc) => this.#sessions.open(body, enc), { queue: OPEN_QUEUE_GROUP });
-      for (const [name, dispatch] of this.#verbs) this.#listen(`${s.prefix}.v1.session.*.${name}`, dispatch, OPEN_QUEUE_GROUP);
+      if (unscoped) {
+        this.#serve(s.open, OpenRequestSchema, OpenReplySchema, (body, _sid, enc) => this.#sessions.open(body, enc), { queue: OPEN_QUEUE_GROUP });
+        for (const [name, dispatch] of this.#verbs) this.#listen(`${s.prefix}.v1.session.*.${name}`, dispatch, OPEN_QUEUE_GROUP);
+      }
+      this.#listen(s.scopedOpenWildcard, (msg) => {
+        const scope = projectOfSubject(msg.subject, s.prefix);
+        void this.#handle(msg, (value, _sid, enc) => this.#sessions.open(parseRequest(OpenRequestSchema, value), enc, undefined, scope ?? ''), null);
+      }, OPEN_QUEUE_GROUP);
+      for (const [name, dispatch] of this.#scopedVerbs) this.#listen(s.scopedVerbWildcard(name as SessionVerb), dispatch, OPEN_QUEUE_GROUP);
     } else {
       // Only the holder of a session subscribes to its subjects (`#serveSession`); `open` finds or makes the holder.
-      this.#openSub = this.#listen(
-        s.open,
-        (msg) => void this.#handle(msg, (value, _sid, enc) => this.#clusterOpen(parseRequest(OpenRequestSchema, value), enc, msg), null),
-        OPEN_QUEUE_GROUP,
-      );
+      const clusterOpen = (msg: InboundMessage, scope: string | undefined): void =>
+        void this.#handle(msg, (value, _sid, enc) => this.#clusterOpen(parseRequest(OpenRequestSchema, value), enc, msg, scope), null);
+      this.#openSubs = [
+        ...(unscoped ? [this.#listen(s.open, (msg) => clusterOpen(msg, undefined), OPEN_QUEUE_GROUP)] : []),
+        this.#listen(s.scopedOpenWildcard, (msg) => clusterOpen(msg, projectOfSubject(msg.subject, s.prefix) ?? ''), OPEN_QUEUE_GROUP),
+      ];
     }
     this.#serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, () => Promise.resolve(this.runtimeStatus()));
     // Every daemon lists its own sessions: no queue group.
     this.#serve(s.runtimeSessions, RuntimeSessionsRequestSchema, RuntimeSessionsReplySchema, (b) => Promise.resolve(this.runtimeSessions(b)));
+    // A project's own sessions, on its subjects.
+    this.#listen(s.scopedSessionsWildcard, (msg) => {
+      const project = projectOfSubject(msg.subject, s.prefix);
+      void this.#handle(msg, (value) => Promise.resolve(this.runtimeSessions(parseRequest(RuntimeSessionsRequestSchema, value), project ?? '')), null);
+    });
     // Every daemon drains itself: no queue group.
     this.#serve(s.runtimeDrain, RuntimeDrainRequestSchema, RuntimeDrainReplySchema, async (b) => {
       const r = await this.drain(b.timeout_ms ?? this.waits.drainMs);
@@ -345,29 +381,59 @@ export class BatonDaemon {
     });
   }
 
-  /** Cluster mode `open` (any daemon, through the queue group): take the session when free, else ask its holder. */
-  async #clusterOpen(req: z.output<typeof OpenRequestSchema>, encoding: Encoding, msg: InboundMessage): Promise<object> {
+  /**
+   * Cluster mode `open` (any daemon, through the queue group): take the session when free, else ask its holder.
+   * `scope`: it came on that project's subjects (the holder is told so in a header of the forwarded request).
+   */
+  async #clusterOpen(req: z.output<typeof OpenRequestSchema>, encoding: Encoding, msg: InboundMessage, scope: string | undefined): Promise<object> {
     const routing = this.#routing;
     if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
+    if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
     const sessionId = req.session_id ?? this.#newId();
     const acquired = await routing.acquire(sessionId);
-    if (!acquired.held) return await routing.forward(sessionId, acquired.owner, msg);
-    return await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId));
+    if (!acquired.held) {
+      const forwarded = scope === undefined ? msg : { ...msg, headers: { ...msg.headers, [SCOPE_HEADER]: scope } };
+      return await routing.forward(sessionId, acquired.owner, forwarded);
+    }
+    return await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId, scope));
   }
 
-  /** Subscribes the request subjects of a session this daemon holds (no queue group: it alone serves them). */
+  /**
+   * Subscribes the request subjects of a session this daemon holds (no queue group: it alone serves them): its
+   * unscoped ones and its project's (`<prefix>.v1.p.*.session.<sid>.*`, the project checked on each request).
+   */
   #serveSession(sessionId: string): TransportSubscription {
-    const head = `${this.subjects.prefix}.v1.session.${sessionId}.`;
+    const base = `${this.subjects.prefix}.v1`;
+    const head = `${base}.session.${sessionId}.`;
     const openHeld = this.#dispatch(OpenRequestSchema, async (body, _sid, enc) => {
       if (body.session_id !== sessionId) throw new ProtocolError('bad_request', `open on the subject of session ${sessionId} names ${String(body.session_id)}`);
       return await this.#sessionCall(sessionId, () => this.#sessions.open(body, enc));
     }, null);
-    return this.#o.transport.subscribe(`${head}*`, (msg) => {
+    const unscoped = this.#o.requireScopedSubjects !== true;
+    const own = this.#o.transport.subscribe(`${head}*`, (msg) => {
       const name = msg.subject.slice(head.length);
+      // A forwarded `open` of a project's subjects carries its project in a header (only daemons forward).
+      const scope = msg.headers[SCOPE_HEADER];
+      if (name === 'open') {
+        if (scope !== undefined) this.#dispatch(OpenRequestSchema, (body, _sid, enc) => this.#sessionCall(sessionId, () => this.#sessions.open(body, enc, undefined, scope)), null)(msg);
+        else if (unscoped) openHeld(msg);
+        return;
+      }
       // The session's own events arrive here too; they are not requests.
-      if (name === 'open') openHeld(msg);
-      else this.#verbs.get(name)?.(msg);
+      if (unscoped) this.#verbs.get(name)?.(msg);
     });
+    const scopedTail = `.session.${sessionId}.`;
+    const scoped = this.#o.transport.subscribe(`${base}.p.*${scopedTail}*`, (msg) => {
+      const name = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+      // Events and anything that is no verb: not requests.
+      this.#scopedVerbs.get(name)?.(msg);
+    });
+    return {
+      unsubscribe: () => {
+        own.unsubscribe();
+        scoped.unsubscribe();
+      },
+    };
   }
 
   /** `runtime.status` (what it holds: `runtimeStatusOf`). */
@@ -387,9 +453,9 @@ export class BatonDaemon {
    * `runtime.sessions`: one page of the sessions in this daemon's log, ascending by id: resident ones with their live
    * summary, the others with the state their newest decision recorded (read from the end of their stream).
    */
-  runtimeSessions(req: RuntimeSessionsRequest = {}): Omit<RuntimeSessionsReply, 'ok'> {
+  runtimeSessions(req: RuntimeSessionsRequest = {}, projectId?: string): Omit<RuntimeSessionsReply, 'ok'> {
     const live = { resident: this.#sessions.residentSummaries(), quarantined: this.#sessions.quarantinedSessions() };
-    return { daemon_id: this.id, ...listSessions(this.#o.log, live, req) };
+    return { daemon_id: this.id, ...listSessions(this.#o.log, live, req, projectId) };
   }
 
   /**
@@ -402,7 +468,7 @@ export class BatonDaemon {
   drain(timeoutMs: number = this.waits.drainMs): Promise<DrainReport> {
     this.#draining = true;
     // Cluster mode: new sessions go to the other daemons from now on.
-    this.#openSub?.unsubscribe();
+    for (const sub of this.#openSubs) sub.unsubscribe();
     this.#drained ??= (async () => {
       const running = this.#sessions.runningWriters().length;
       const dropped = await this.#sessions.drainSessions();

@@ -30,8 +30,13 @@ export function readLoad(deps: ActorLoadDeps, sessionId: string, useSnapshot: bo
     deps.quarantined(sessionId, error);
     throw error;
   }
-  if (load === null) throw new ProtocolError('not_found', `unknown session ${sessionId}`);
+  if (load === null) throw unknownSession(sessionId);
   return load;
+}
+
+/** The error of a session id no session has (every path that says so words it alike). */
+export function unknownSession(sessionId: string): ProtocolError {
+  return new ProtocolError('not_found', `unknown session ${sessionId}`);
 }
 
 /** Folds the session into its actor from its newest snapshot; what was read and the actor's first reply. */

@@ -158,14 +158,28 @@ export function sessionIds(log: EventLog): string[] {
   return ids.sort(byId);
 }
 
+/** The project a session was opened in, from its `session.opened` record (null: no such session, or unreadable). */
+export function loggedProjectOf(log: EventLog, sessionId: string): string | null {
+  try {
+    const [first] = [...log.read(sessionStream(sessionId), { from: 1, to: 1 })];
+    const opened = first === undefined ? undefined : checkRecord(SESSION_RECORDS, first);
+    return opened?.type === 'session.opened' ? opened.payload.setup.projectId : null;
+  } catch (err) {
+    if (err instanceof LogRecordError) return null;
+    throw err;
+  }
+}
+
 /**
  * `runtime.sessions`: one page of the sessions in the log, ascending by id (ASCII order), those after `req.after`, at
- * most `req.limit` (default 100). `next` (the last id listed) is set when more sessions follow.
+ * most `req.limit` (default 100). `next` (the last id listed) is set when more sessions follow. With `projectId`
+ * (a project's `sessions` subject), only that project's sessions.
  */
-export function listSessions(log: EventLog, live: LiveSessions, req: RuntimeSessionsRequest): Omit<RuntimeSessionsReply, 'ok' | 'daemon_id'> {
+export function listSessions(log: EventLog, live: LiveSessions, req: RuntimeSessionsRequest, projectId?: string): Omit<RuntimeSessionsReply, 'ok' | 'daemon_id'> {
   const limit = req.limit ?? DEFAULT_SESSIONS_PAGE;
   const after = req.after;
-  const ids = after === undefined ? sessionIds(log) : sessionIds(log).filter((id) => id > after);
+  const all = after === undefined ? sessionIds(log) : sessionIds(log).filter((id) => id > after);
+  const ids = projectId === undefined ? all : all.filter((id) => loggedProjectOf(log, id) === projectId);
   const page = ids.slice(0, limit);
   const last = page.at(-1);
   return {

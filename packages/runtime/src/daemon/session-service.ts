@@ -39,7 +39,8 @@ import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { newMessages } from './message-key.ts';
 import { checkMessageForms } from './check-message-forms.ts';
-import { RESTART_STEPS, loadActor, type ActorLoadDeps } from './session-actor-load.ts';
+import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './session-actor-load.ts';
+import { loggedProjectOf } from './session-list.ts';
 import { SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
@@ -248,12 +249,33 @@ export class SessionService {
     this.#writerKeys.set(sessionId, key);
   }
 
-  /** Opens or resumes a session; `assignedId` is the id a new session gets when the request names none (default: a new id). */
-  async open(req: OpenRequest, encoding: Encoding, assignedId?: string): Promise<Body<OpenReply>> {
+  /**
+   * The project a session belongs to: from memory when resident, else from its `session.opened` record (null: no such
+   * session).
+   */
+  projectOf(sessionId: string): string | null {
+    return this.#sessions.get(sessionId)?.projectId ?? loggedProjectOf(this.#o.log, sessionId);
+  }
+
+  /**
+   * Throws the `not_found` of an unknown session unless the session belongs to `projectId`: a request on a project's
+   * subjects learns nothing of another project's sessions, not even that they exist.
+   */
+  requireProject(sessionId: string, projectId: string | null): void {
+    if (projectId === null || this.projectOf(sessionId) !== projectId) throw unknownSession(sessionId);
+  }
+
+  /**
+   * Opens or resumes a session; `assignedId` is the id a new session gets when the request names none (default: a new
+   * id). `scope`: the request came on that project's subjects, so a session of another project is unknown to it.
+   */
+  async open(req: OpenRequest, encoding: Encoding, assignedId?: string, scope?: string): Promise<Body<OpenReply>> {
     const requested = req.session_id;
     const sessionId = requested ?? assignedId ?? this.#o.newId();
+    if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
     return await this.#queue.run(sessionId, async () => {
       if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
+        if (scope !== undefined) this.requireProject(sessionId, scope);
         const session = await this.#load(sessionId);
         if (session.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is closing; open it again once it is closed`);
         if (session.projectId !== req.project_id) {
