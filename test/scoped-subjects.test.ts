@@ -151,3 +151,52 @@ describe('per-project permissions on one NATS server (the documented recipe)', (
     expect((await new BatonClient(operator.transport, { project: 'billing' }).status(theirs)).ok).toBe(true);
   });
 });
+
+describe('a daemon serving the scoped subjects only (requireScopedSubjects)', () => {
+  it('leaves the unscoped open and session subjects unanswered, publishes events on the scoped ones alone, and keeps the runtime subjects', async () => {
+    const nats = await startNatsServer();
+    const model = await startLoopbackModel({ mode: 'extractive' });
+    const dataDir = await mkdtemp(join(tmpdir(), 'baton-scoped-only-'));
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    const daemonTransport = await NatsTransport.connect({ servers: nats.url });
+    const daemon = BatonDaemon.start({
+      transport: daemonTransport,
+      log,
+      dataDir,
+      poolSize: 1,
+      model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
+      tail: TEST_TAIL,
+      requireScopedSubjects: true,
+    });
+    const transport = await NatsTransport.connect({ servers: nats.url });
+    try {
+      await daemon.ready();
+      const client = new BatonClient(transport, { timeoutMs: 10_000 });
+      const sid = (await client.open({ project_id: 'shop', model: MODEL })).session_id;
+      await client.append(sid, conversation(4));
+      const body = encodeRequest({}, 'msgpack');
+      await expect(transport.request(`baton.v1.session.${sid}.status`, body, { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'no_responders' });
+      await expect(transport.request('baton.v1.open', encodeRequest({ project_id: 'shop', model: MODEL }, 'msgpack'), { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'no_responders' });
+      // A project id that cannot scope subjects has no way in: its open goes on the unscoped subject.
+      await expect(client.open({ project_id: 'a/path', model: MODEL })).rejects.toMatchObject({ code: 'no_responders' });
+      const unscoped: string[] = [];
+      const spy = transport.subscribe(`baton.v1.session.${sid}.events`, (m) => unscoped.push(m.subject));
+      const settled = client.waitForEvent(sid, (e) => e.type === 'writer.settled', 30_000);
+      expect((await client.checkpoint(sid)).result).toBe('started');
+      await settled;
+      await transport.flush();
+      expect(unscoped).toEqual([]);
+      spy.unsubscribe();
+      expect((await client.runtimeStatus()).ok).toBe(true);
+      expect((await client.runtimeSessions()).sessions.map((s) => s.session_id)).toEqual([sid]);
+    } finally {
+      await transport.close();
+      await daemon.stop();
+      await daemonTransport.close();
+      await log.close();
+      await model.close();
+      await nats.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { subjects } from '@baton/protocol/subjects';
+import { isScopableProject, subjects } from '@baton/protocol/subjects';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { processIo, type CliIo } from './cli-io.ts';
 import { parseMetricsAddress, type MetricsAddress } from './daemon/metrics-address.ts';
@@ -52,10 +52,12 @@ function natsSecurityOptions(command: Command): Command {
     .option('--nats-user <user>', 'NATS user name; the password is read from $BATON_NATS_PASSWORD')
     .option('--nats-tls-ca <file>', 'PEM file of the CA that signed the NATS servers\' certificates (connects with TLS)')
     .option('--nats-tls-cert <file>', 'PEM client certificate for mutual TLS (with --nats-tls-key)')
-    .option('--nats-tls-key <file>', 'PEM key of the client certificate');
+    .option('--nats-tls-key <file>', 'PEM key of the client certificate')
+    .addOption(new Option('--nats-inbox-prefix <prefix>', "subject prefix of this connection's reply inboxes (default _INBOX; a project's NATS user may read its own only)").argParser(subjectPrefix));
 }
 
 interface NatsSecurityFlags {
+  natsInboxPrefix?: string;
   natsCreds?: string;
   natsUser?: string;
   natsTlsCa?: string;
@@ -66,8 +68,13 @@ interface NatsSecurityFlags {
 /** The security flags given, without the ones left out. */
 function natsSecurityOf(o: NatsSecurityFlags): NatsSecurityFlags {
   const out: NatsSecurityFlags = {};
-  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey'] as const) if (o[k] !== undefined) out[k] = o[k];
+  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey', 'natsInboxPrefix'] as const) if (o[k] !== undefined) out[k] = o[k];
   return out;
+}
+
+function projectToken(value: string): string {
+  if (!isScopableProject(value)) throw new InvalidArgumentError('expected a project id of letters, digits, _ and - (one subject token).');
+  return value;
 }
 
 function subjectPrefix(value: string): string {
@@ -123,6 +130,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
     .option('--prefix <prefix>', 'subject prefix (default: baton)')
+    .option('--require-scoped-subjects', "serve the project-scoped subjects only (baton.v1.p.<project>.…); the unscoped open and session subjects go unanswered")
     .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
     .option('--config <file>', 'JSON configuration: budgets, rebuild_caps, tail { min_tokens, max_tokens, min_text_messages }, waits { close_ms, … }')
     .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
@@ -130,7 +138,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
     .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number } & NatsSecurityFlags) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; requireScopedSubjects?: boolean } & NatsSecurityFlags) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
@@ -151,6 +159,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             ...(o.writerModel !== undefined ? { writerModel: o.writerModel } : {}),
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
             ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
+            ...(o.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
           },
           env,
           io,
@@ -172,18 +181,19 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(metricsOption());
 
   gatewayOptions(
-    program
+    natsSecurityOptions(program
       .command('gateway')
       .description('an OpenAI-compatible gateway: agents point their base URL at it; requests go to --upstream, conversations are recorded in the daemon over NATS')
       .requiredOption('--upstream <url>', "the provider's base URL, e.g. https://api.openai.com/v1")
       .addOption(natsOption())
-      .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix)),
-  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress }) => {
+      .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))),
+  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
     setExit(
       await (await gatewayCommand()).runGateway(
         {
           upstream: o.upstream,
           nats: o.nats,
+          ...natsSecurityOf(o),
           host: o.host,
           port: o.port,
           project: o.project,
@@ -193,6 +203,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
         },
         io,
+        env,
       ),
     );
   });
@@ -267,9 +278,10 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .option('--json', 'the runtime.sessions reply as JSON (without --limit: every page joined into one)')
     .addOption(new Option('--limit <n>', 'one page of at most n sessions (default: every session)').argParser(positiveInt))
     .addOption(new Option('--after <session>', 'list the sessions after this id (the previous page\'s next)').argParser(sessionId))
+    .addOption(new Option('--project <id>', "that project's sessions only, asked on its own subject (what a project's NATS user may ask)").argParser(projectToken))
     .addOption(new Option('--timeout <ms>', 'how long to wait for each reply').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
     .addHelpText('after', runtimeExits)
-    .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number } & NatsSecurityFlags) => {
+    .action(async (o: { nats: string; prefix?: string; json?: boolean; limit?: number; after?: string; timeout: number; project?: string } & NatsSecurityFlags) => {
       setExit(
         await (await runtimeCommand()).runSessions(
           {
@@ -280,6 +292,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
             ...(o.limit !== undefined ? { limit: o.limit } : {}),
             ...(o.after !== undefined ? { after: o.after } : {}),
+            ...(o.project !== undefined ? { project: o.project } : {}),
           },
           io,
           env,

@@ -28,6 +28,8 @@ export interface DaemonCommandOptions extends NatsConnectionFlags {
   readonly metrics?: MetricsAddress;
   /** `--cluster`, `--durability`, `--replicas`, `--lease-ms`. */
   readonly clusterFlags?: ClusterFlags;
+  /** `--require-scoped-subjects`: serve the project-scoped subjects only. */
+  readonly requireScopedSubjects?: boolean;
 }
 
 /**
@@ -115,6 +117,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       model,
       anthropic,
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+      ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),

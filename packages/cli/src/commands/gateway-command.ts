@@ -4,11 +4,11 @@ import { processMetrics, startMetricsServer, type MetricsServer } from '@baton/r
 import type { CliIo } from '../cli-io.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 
-export interface GatewayCommandOptions {
+export interface GatewayCommandOptions extends NatsConnectionFlags {
   readonly upstream: string;
-  readonly nats: string;
   readonly prefix?: string;
   readonly host: string;
   readonly port: number;
@@ -33,12 +33,20 @@ export function agentHint(baseURL: string): string[] {
  * `baton gateway`: an HTTP server agents use as their model base URL, forwarding to `--upstream` and recording their
  * conversations in the daemon reached over NATS. Runs until SIGTERM/SIGINT.
  */
-export async function runGateway(options: GatewayCommandOptions, io: CliIo): Promise<number> {
+export async function runGateway(options: GatewayCommandOptions, io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let connect;
+  try {
+    connect = await natsConnectionOptions(options, env);
+  } catch (err) {
+    if (!(err instanceof NatsOptionError)) throw err;
+    io.err(`baton gateway: ${err.message}`);
+    return 1;
+  }
   const logger = createStderrLogger(options.logLevel);
   const signal = shutdownSignal();
   let transport: NatsTransport;
   try {
-    transport = await NatsTransport.connect({ servers: options.nats, name: `baton-gateway-${process.pid}` });
+    transport = await NatsTransport.connect({ ...connect, name: `baton-gateway-${process.pid}` });
   } catch (err) {
     io.err(`baton gateway: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
     signal.dispose();

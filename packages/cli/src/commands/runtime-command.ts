@@ -17,6 +17,8 @@ export interface SessionsOptions extends RuntimeCommandOptions {
   readonly limit?: number;
   /** List the sessions after this id (a previous page's `next`). */
   readonly after?: string;
+  /** That project's sessions only, asked on the project's own subject. */
+  readonly project?: string;
 }
 
 /** Exit codes of `baton status` and `baton sessions`. */
@@ -26,7 +28,7 @@ export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
  * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on
  * the prefix (`no_responders`, `timeout`): one line on stderr naming the URL, exit 2. An error reply: exit 1.
  */
-async function withDaemon(command: string, options: RuntimeCommandOptions, io: CliIo, env: NodeJS.ProcessEnv, run: (client: BatonClient) => Promise<number>): Promise<number> {
+async function withDaemon(command: string, options: RuntimeCommandOptions & { readonly project?: string }, io: CliIo, env: NodeJS.ProcessEnv, run: (client: BatonClient) => Promise<number>): Promise<number> {
   let connect;
   try {
     connect = await natsConnectionOptions(options, env);
@@ -42,7 +44,11 @@ async function withDaemon(command: string, options: RuntimeCommandOptions, io: C
     io.err(`baton ${command}: cannot connect to NATS at ${options.nats}: ${message(err)}`);
     return RUNTIME_EXIT.unreachable;
   }
-  const client = new BatonClient(transport, { timeoutMs: options.timeoutMs, ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) });
+  const client = new BatonClient(transport, {
+    timeoutMs: options.timeoutMs,
+    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+    ...(options.project !== undefined ? { project: options.project } : {}),
+  });
   try {
     return await run(client);
   } catch (err) {

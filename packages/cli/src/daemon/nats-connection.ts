@@ -12,6 +12,8 @@ export interface NatsConnectionFlags {
   readonly natsTlsCa?: string;
   readonly natsTlsCert?: string;
   readonly natsTlsKey?: string;
+  /** Subject prefix of the connection's reply inboxes (default `_INBOX`). */
+  readonly natsInboxPrefix?: string;
 }
 
 /** A NATS connection option that cannot be used; its message names the flag or variable. */
@@ -24,7 +26,7 @@ export class NatsOptionError extends Error {
  * (`--nats-creds`; `--nats-user` with `$BATON_NATS_PASSWORD`; `$BATON_NATS_TOKEN`), and TLS when any `--nats-tls-*`
  * is given (a client certificate needs its key). Throws `NatsOptionError` naming what is wrong.
  */
-export async function natsConnectionOptions(flags: NatsConnectionFlags, env: NodeJS.ProcessEnv): Promise<Pick<NatsTransportOptions, 'servers' | 'auth' | 'tls'>> {
+export async function natsConnectionOptions(flags: NatsConnectionFlags, env: NodeJS.ProcessEnv): Promise<Pick<NatsTransportOptions, 'servers' | 'auth' | 'tls' | 'inboxPrefix'>> {
   const servers = flags.nats
     .split(',')
     .map((s) => s.trim())
@@ -55,5 +57,10 @@ export async function natsConnectionOptions(flags: NatsConnectionFlags, env: Nod
       ...(flags.natsTlsKey !== undefined ? { keyFile: flags.natsTlsKey } : {}),
     };
   }
-  return { servers, ...(auth !== undefined ? { auth } : {}), ...(tls !== undefined ? { tls } : {}) };
+  return {
+    servers,
+    ...(auth !== undefined ? { auth } : {}),
+    ...(tls !== undefined ? { tls } : {}),
+    ...(flags.natsInboxPrefix !== undefined ? { inboxPrefix: flags.natsInboxPrefix } : {}),
+  };
 }
