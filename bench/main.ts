@@ -156,9 +156,11 @@ function eventLogTargets(section: BenchSection | undefined): TargetCheck[] {
 function natsAppendTargets(section: BenchSection | undefined): TargetCheck[] {
   const ratio = findRow(section, (r) => r.unit === '×' && /^p50 ratio append\/raw/.test(r.name));
   const p99 = findRow(section, (r) => r.unit === 'µs' && /^append round trip p99/.test(r.name));
+  const scoped = findRow(section, (r) => r.unit === '×' && /^p50 ratio scoped\/unscoped append/.test(r.name));
   return [
     { label: 'NATS append: p50 vs raw request/reply', value: ratio?.value, unit: '×', target: '≤ 2', pass: (v) => v <= 2 },
     { label: 'NATS append: p99', value: p99?.value, unit: 'µs', target: '< 2,000', pass: (v) => v < 2_000 },
+    { label: 'NATS append: scoped vs unscoped subject p50', value: scoped?.value, unit: '×', target: '≤ 1.05', pass: (v) => v <= 1.05 },
   ];
 }
 

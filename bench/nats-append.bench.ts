@@ -25,7 +25,7 @@ import type { BenchRow, BenchSection } from './bench-types.ts';
 export interface NatsAppendBenchOptions {
   /** Requests per block (default 200). */
   readonly blockSize?: number;
-  /** Rounds of one append, one raw and one commit-alone block (default 10). */
+  /** Rounds of one append, one unscoped append, one raw and one commit-alone block (default 10). */
   readonly rounds?: number;
   /** Warm-up requests of each kind before measuring (default 500). */
   readonly warmup?: number;
@@ -41,6 +41,7 @@ const NATS_APPEND_ROWS = {
   appendP99: 'append round trip p99',
   rawP50: 'raw NATS request/reply p50',
   ratioP50: 'p50 ratio append/raw',
+  scopedRatioP50: 'p50 ratio scoped/unscoped append',
 } as const;
 
 const ECHO_SUBJECT = 'bench.raw.echo';
@@ -189,6 +190,16 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
       if (reply.accepted !== 1) throw new Error(`append not accepted: ${JSON.stringify(reply)}`);
       return us;
     };
+    // The same session's appends on the unscoped subject: a client that did not open it and has no project.
+    const unscopedClient = new BatonClient(clientTransport);
+    const unscopedOnce = async (): Promise<number> => {
+      const message = makeMessage('u', next++);
+      const start = process.hrtime.bigint();
+      const reply = await unscopedClient.append(sessionId, [message]);
+      const us = micros(start);
+      if (reply.accepted !== 1) throw new Error(`append not accepted: ${JSON.stringify(reply)}`);
+      return us;
+    };
     const rawOnce = async (): Promise<number> => {
       const start = process.hrtime.bigint();
       const reply = await clientTransport.request(ECHO_SUBJECT, rawPayload);
@@ -208,6 +219,7 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
 
     for (let i = 0; i < warmup; i++) {
       await appendOnce();
+      await unscopedOnce();
       await rawOnce();
       await commitOnce();
     }
@@ -215,8 +227,10 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
     const appendUs: number[] = [];
     const rawUs: number[] = [];
     const commitUs: number[] = [];
+    const unscopedUs: number[] = [];
     const kinds: [() => Promise<number>, number[]][] = [
       [appendOnce, appendUs],
+      [unscopedOnce, unscopedUs],
       [rawOnce, rawUs],
       [commitOnce, commitUs],
     ];
@@ -231,6 +245,7 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
     const a = [...appendUs].sort((x, y) => x - y);
     const w = [...rawUs].sort((x, y) => x - y);
     const c = [...commitUs].sort((x, y) => x - y);
+    const u = [...unscopedUs].sort((x, y) => x - y);
     const appendP50 = quantile(a, 0.5);
     const rawP50 = quantile(w, 0.5);
     const samples = `${a.length} sequential requests, ${rounds} interleaved rounds of ${blockSize}`;
@@ -251,6 +266,13 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
         note: 'context: LmdbEventLog.append of the same message, 1 in flight, same log, no NATS',
       },
       { name: 'durable log commit alone p99', value: round1(quantile(c, 0.99)), unit: 'µs' },
+      {
+        name: 'unscoped append round trip p50',
+        value: round1(quantile(u, 0.5)),
+        unit: 'µs',
+        note: `the same session on baton.v1.session.<sid>.append (the rows above: baton.v1.p.${PROJECT}.session.<sid>.append)`,
+      },
+      { name: NATS_APPEND_ROWS.scopedRatioP50, value: round2(appendP50 / quantile(u, 0.5)), unit: '×', note: 'target ≤ 1.05' },
     ];
 
     if (concurrency > 0) {
