@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NatsTransport } from '@baton/client';
+import { NatsTransport, type NatsAuth } from '@baton/client';
 import { BatonDaemon, LmdbEventLog, type ClusterOptions, type DaemonLogger } from '@baton/runtime';
 import type { LoopbackModel } from '@baton/testing';
 import { TEST_TAIL } from './conversation.ts';
@@ -21,13 +21,15 @@ export interface ClusterMemberOptions {
   readonly cluster?: Omit<ClusterOptions, 'connection'> | false;
   readonly prefix?: string;
   readonly logger?: DaemonLogger;
+  /** How the daemon authenticates to NATS (default: no credentials). */
+  readonly auth?: NatsAuth;
 }
 
 /** Starts a daemon (pool 1, the loopback model, the tests' small tail) connected to `url` and waits until it is ready. */
 export async function startClusterMember(url: string, model: LoopbackModel, options: ClusterMemberOptions = {}): Promise<ClusterMember> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'baton-cluster-member-')));
   const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  const transport = await NatsTransport.connect({ servers: url });
+  const transport = await NatsTransport.connect({ servers: url, ...(options.auth !== undefined ? { auth: options.auth } : {}) });
   const cluster = options.cluster ?? {};
   const daemon = BatonDaemon.start({
     transport,

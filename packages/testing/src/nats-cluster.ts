@@ -37,6 +37,8 @@ export interface NatsClusterOptions {
   readonly binary?: string;
   /** How long to wait for each node to log "Server is ready" and for the JetStream meta leader. Default 30 s. */
   readonly readyTimeoutMs?: number;
+  /** More configuration for every node, as config-file text (e.g. an `authorization { users: [...] }` block). */
+  readonly config?: string;
 }
 
 interface NodePorts {
@@ -47,7 +49,7 @@ interface NodePorts {
   readonly dir: string;
 }
 
-function nodeConfig(node: NodePorts, all: readonly NodePorts[]): string {
+function nodeConfig(node: NodePorts, all: readonly NodePorts[], extra = ''): string {
   const routes = all.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.route}`);
   return [
     `listen: 127.0.0.1:${node.client}`,
@@ -55,6 +57,7 @@ function nodeConfig(node: NodePorts, all: readonly NodePorts[]): string {
     `http: 127.0.0.1:${node.monitor}`,
     `jetstream { store_dir: "${join(node.dir, 'js')}", max_memory_store: 256MB, max_file_store: 4GB }`,
     `cluster { name: baton-test, listen: 127.0.0.1:${node.route}, routes: [${routes.join(', ')}] }`,
+    extra,
     '',
   ].join('\n');
 }
@@ -122,7 +125,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     const p = ports[i] as NodePorts;
     const conf = join(p.dir, 'server.conf');
     await mkdir(p.dir, { recursive: true });
-    await writeFile(conf, nodeConfig(p, ports));
+    await writeFile(conf, nodeConfig(p, ports, options.config));
     const child = await spawnServer(binary, ['-c', conf]);
     children[i] = child;
     await waitReady(child, timeoutMs);

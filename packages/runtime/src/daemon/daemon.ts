@@ -93,6 +93,8 @@ export class BatonDaemon {
   readonly #verbs = new Map<string, (msg: InboundMessage) => void>();
   /** The same verbs on a project's subjects (the session checked against the project). */
   readonly #scopedVerbs = new Map<string, (msg: InboundMessage) => void>();
+  /** Cluster mode: the project-scoped subscription of each session held here. */
+  readonly #scopedSubs = new Map<string, TransportSubscription>();
   /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
   readonly #arrival = new ArrivalOrder();
   #openSubs: TransportSubscription[] = [];
@@ -395,45 +397,61 @@ export class BatonDaemon {
       const forwarded = scope === undefined ? msg : { ...msg, headers: { ...msg.headers, [SCOPE_HEADER]: scope } };
       return await routing.forward(sessionId, acquired.owner, forwarded);
     }
-    return await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId, scope));
+    const reply = await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId, scope));
+    this.#serveScoped(sessionId, req.project_id);
+    return reply;
   }
 
   /**
    * Subscribes the request subjects of a session this daemon holds (no queue group: it alone serves them): its
-   * unscoped ones and its project's (`<prefix>.v1.p.*.session.<sid>.*`, the project checked on each request).
+   * unscoped ones, and its project's once the project is known (`#serveScoped`). Unsubscribing drops both.
    */
   #serveSession(sessionId: string): TransportSubscription {
-    const base = `${this.subjects.prefix}.v1`;
-    const head = `${base}.session.${sessionId}.`;
-    const openHeld = this.#dispatch(OpenRequestSchema, async (body, _sid, enc) => {
-      if (body.session_id !== sessionId) throw new ProtocolError('bad_request', `open on the subject of session ${sessionId} names ${String(body.session_id)}`);
-      return await this.#sessionCall(sessionId, () => this.#sessions.open(body, enc));
-    }, null);
+    const head = `${this.subjects.prefix}.v1.session.${sessionId}.`;
     const unscoped = this.#o.requireScopedSubjects !== true;
+    const opened = async (body: z.output<typeof OpenRequestSchema>, enc: Encoding, scope?: string): Promise<object> => {
+      if (body.session_id !== sessionId) throw new ProtocolError('bad_request', `open on the subject of session ${sessionId} names ${String(body.session_id)}`);
+      const reply = await this.#sessionCall(sessionId, () => this.#sessions.open(body, enc, undefined, scope));
+      this.#serveScoped(sessionId, body.project_id);
+      return reply;
+    };
     const own = this.#o.transport.subscribe(`${head}*`, (msg) => {
       const name = msg.subject.slice(head.length);
-      // A forwarded `open` of a project's subjects carries its project in a header (only daemons forward).
-      const scope = msg.headers[SCOPE_HEADER];
       if (name === 'open') {
-        if (scope !== undefined) this.#dispatch(OpenRequestSchema, (body, _sid, enc) => this.#sessionCall(sessionId, () => this.#sessions.open(body, enc, undefined, scope)), null)(msg);
-        else if (unscoped) openHeld(msg);
+        // A forwarded `open` of a project's subjects carries its project in a header (only daemons forward).
+        const scope = msg.headers[SCOPE_HEADER];
+        if (scope !== undefined || unscoped) this.#dispatch(OpenRequestSchema, (body, _sid, enc) => opened(body, enc, scope), null)(msg);
         return;
       }
       // The session's own events arrive here too; they are not requests.
       if (unscoped) this.#verbs.get(name)?.(msg);
     });
-    const scopedTail = `.session.${sessionId}.`;
-    const scoped = this.#o.transport.subscribe(`${base}.p.*${scopedTail}*`, (msg) => {
-      const name = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
-      // Events and anything that is no verb: not requests.
-      this.#scopedVerbs.get(name)?.(msg);
-    });
+    // A session this daemon takes over has its project in its log; a new one gets it with its `open`.
+    this.#serveScoped(sessionId, this.#sessions.projectOf(sessionId));
     return {
       unsubscribe: () => {
         own.unsubscribe();
-        scoped.unsubscribe();
+        this.#scopedSubs.get(sessionId)?.unsubscribe();
+        this.#scopedSubs.delete(sessionId);
       },
     };
+  }
+
+  /**
+   * Subscribes a held session's subjects under its own project only, so that another project's subject naming it
+   * finds no responder, exactly as an id no daemon holds. Subscribed before the reply that tells a client of the
+   * session leaves (the server takes a connection's subscriptions and messages in order).
+   */
+  #serveScoped(sessionId: string, projectId: string | null): void {
+    if (projectId === null || !isScopableProject(projectId) || this.#scopedSubs.has(sessionId)) return;
+    const head = `${this.subjects.prefix}.v1.p.${projectId}.session.${sessionId}.`;
+    this.#scopedSubs.set(
+      sessionId,
+      this.#o.transport.subscribe(`${head}*`, (msg) => {
+        // Events and anything that is no verb: not requests.
+        this.#scopedVerbs.get(msg.subject.slice(head.length))?.(msg);
+      }),
+    );
   }
 
   /** `runtime.status` (what it holds: `runtimeStatusOf`). */
