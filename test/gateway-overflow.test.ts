@@ -22,12 +22,17 @@ function messagesSpan(raw: string): { start: number; end: number } {
   return { start, end };
 }
 
-describe('gateway overflow rewrite (over a real nats-server, writers in fork mode)', () => {
+// Once as one user of NATS, once with the gateway holding a project's credentials only (docs/operations.md's recipe):
+// everything it does goes through that project's subjects and reply inboxes.
+describe.each([
+  { credentials: 'one NATS user', natsProject: undefined },
+  { credentials: "the project's NATS user", natsProject: 'shop' as const },
+])('gateway overflow rewrite (over a real nats-server, $credentials, writers in fork mode)', ({ natsProject }) => {
   let rig: GatewayRig;
   beforeAll(async () => {
     // A 37 036-token window: usable 37 036 − 4 629 (output, 12.5 %) − 7 407 (compaction, 20 %) = 25 000 tokens, and a ladder of
     // threshold writers at 5 000, 10 000 and 12 000.
-    rig = await startGatewayRig({ nats: true, gateway: { contextWindows: { 'gpt-4o': 37_036 } } });
+    rig = await startGatewayRig({ nats: true, ...(natsProject !== undefined ? { natsProject } : {}), gateway: { contextWindows: { 'gpt-4o': 37_036 } } });
     rig.model.setResponder(agentResponder);
   });
   afterAll(async () => {
@@ -182,5 +187,39 @@ describe('gateway: a model whose window is smaller than the reserves', () => {
     expect(rig.model.requests.every((r) => !isWriterRequest(r))).toBe(true);
     expect(rig.model.requests.map((r) => r.body.messages.length)).toEqual([2, 5, 8]);
     expect(recordTypes(rig.log, sid).filter((t) => t.startsWith('rebuild.'))).toEqual([]);
+  });
+});
+
+describe("gateway holding one project's NATS credentials", () => {
+  let rig: GatewayRig;
+  beforeAll(async () => {
+    rig = await startGatewayRig({ nats: true, natsProject: 'shop', gatewayLogger: (level, msg, data) => warnings.push({ level, msg, data }) });
+    rig.model.setResponder(agentResponder);
+  });
+  const warnings: { level: string; msg: string; data?: Record<string, unknown> | undefined }[] = [];
+  afterAll(async () => {
+    await rig.stop();
+  });
+
+  it("records its own project's sessions; a request naming another project goes through unrecorded, NATS refusing the gateway that project", async () => {
+    const ask = (sid: string, headers: Record<string, string> = {}): Promise<unknown> =>
+      new OpenAI({ baseURL: rig.sessionURL(sid), apiKey: KEY, maxRetries: 0, defaultHeaders: headers }).chat.completions.create({
+        model: 'gpt-4o',
+        messages: [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: 'Please look at src/mod-1.ts and fix the reducer.' },
+        ],
+        tools,
+      });
+    await ask('own');
+    await until(() => recordedMessages(rig.log, 'own').length > 0);
+    const opened = [...rig.log.read('session/own')].find((r) => r.type === 'session.opened')?.payload as { setup: { projectId: string } };
+    expect(opened.setup.projectId).toBe('shop');
+    // The agent still gets its answer; the gateway could not open the session (NATS refused it the other project's
+    // subjects) and says so; the daemon never saw it.
+    expect(await ask('foreign', { 'x-baton-project': 'billing' })).toMatchObject({ choices: [expect.anything()] });
+    const refused = warnings.find((w) => w.msg === 'forwarding without recording' && w.data?.['session'] === 'foreign');
+    expect(String(refused?.data?.['error'])).toMatch(/permission/i);
+    expect([...rig.log.read('session/foreign')]).toEqual([]);
   });
 });

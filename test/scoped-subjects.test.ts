@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport, type NatsAuth } from '@baton/client';
@@ -8,18 +8,9 @@ import { startLoopbackModel, startNatsCluster, startNatsServer } from '@baton/te
 import { describe, expect, it } from 'vitest';
 import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
 import { TEST_TAIL, conversation } from './support/conversation.ts';
+import { DAEMON_AUTH, OPERATOR_AUTH, PROJECT_USERS, documentedPermissions, withPasswords } from './support/nats-permissions.ts';
 
 const MODEL = { id: 'gpt-4o', context_window: 128_000 };
-const PASSWORDS = { BATON_DAEMON_PASS: 'daemon-pw', BATON_OPERATOR_PASS: 'operator-pw', SHOP_PASS: 'shop-pw', BILLING_PASS: 'billing-pw' };
-
-/** The permissions recipe exactly as docs/operations.md gives it (the block after its marker). */
-async function documentedPermissions(): Promise<string> {
-  const doc = await readFile(join(import.meta.dirname, '..', 'docs', 'operations.md'), 'utf8');
-  const block = /<!-- baton:nats-permissions -->\n```conf\n([\s\S]*?)```/.exec(doc)?.[1];
-  if (block === undefined) throw new Error('docs/operations.md has no nats-permissions block');
-  return block;
-}
-
 interface Party {
   readonly transport: NatsTransport;
   readonly client: BatonClient;
@@ -139,30 +130,14 @@ async function projectsStayApart({ shop, billing, operator, records, unknownCode
   expect(records(theirs)).toBe(settledCount);
 }
 
-/** Sets the recipe's passwords in this process's environment (nats-server children read them); returns the undo. */
-function withPasswords(): () => void {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(PASSWORDS)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-  return () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-}
-
 async function parties(url: string): Promise<Omit<Env, 'records' | 'unknownCode' | 'daemons'>> {
   return {
-    shop: await party(url, { user: 'shop', pass: PASSWORDS.SHOP_PASS }, '_INBOX_shop', 'shop'),
-    billing: await party(url, { user: 'billing', pass: PASSWORDS.BILLING_PASS }, '_INBOX_billing', 'billing'),
-    operator: await party(url, { user: 'baton-operator', pass: PASSWORDS.BATON_OPERATOR_PASS }, '_INBOX_operator'),
+    shop: await party(url, PROJECT_USERS.shop.auth, PROJECT_USERS.shop.inboxPrefix, 'shop'),
+    billing: await party(url, PROJECT_USERS.billing.auth, PROJECT_USERS.billing.inboxPrefix, 'billing'),
+    operator: await party(url, OPERATOR_AUTH, '_INBOX_operator'),
   };
 }
 
-const DAEMON_AUTH = { user: 'baton-daemon', pass: PASSWORDS.BATON_DAEMON_PASS };
 const countRecords = (logs: readonly LmdbEventLog[]) => (sessionId: string): number => logs.reduce((n, log) => n + [...log.read(`session/${sessionId}`)].length, 0);
 
 describe('per-project permissions (the documented recipe)', () => {

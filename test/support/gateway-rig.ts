@@ -8,6 +8,7 @@ import { BatonGateway, type GatewayLogger, type GatewayOptions } from '@baton/ga
 import type { Message } from '@baton/protocol';
 import { BatonDaemon, LmdbEventLog, type DaemonLogger, type DaemonOptions } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type LoopbackModelOptions, type NatsServerHandle } from '@baton/testing';
+import { DAEMON_AUTH, PROJECT_USERS, documentedPermissions, withPasswords } from './nats-permissions.ts';
 import { TEST_TAIL } from './conversation.ts';
 
 /** One HTTP exchange as it crossed the tap: what the gateway sent upstream and what the upstream answered. */
@@ -125,6 +126,11 @@ export interface GatewayRig {
 
 export interface GatewayRigOptions {
   readonly nats?: boolean;
+  /**
+   * With `nats`: the server runs docs/operations.md's permission recipe, the daemon connects as its daemon user and
+   * the gateway with this project's user and reply inboxes (its sessions belong to that project).
+   */
+  readonly natsProject?: keyof typeof PROJECT_USERS;
   readonly model?: Partial<LoopbackModelOptions>;
   readonly gateway?: Partial<Omit<GatewayOptions, 'client'>>;
   readonly gatewayLogger?: GatewayLogger;
@@ -144,7 +150,17 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
   let nats: NatsServerHandle | null = null;
   let daemonTransport: Transport;
   let clientTransport: Transport;
-  if (options.nats === true) {
+  if (options.nats === true && options.natsProject !== undefined) {
+    const restore = withPasswords();
+    try {
+      nats = await startNatsServer({ config: await documentedPermissions() });
+    } finally {
+      restore();
+    }
+    const user = PROJECT_USERS[options.natsProject];
+    daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: DAEMON_AUTH });
+    clientTransport = await NatsTransport.connect({ servers: nats.url, auth: user.auth, inboxPrefix: user.inboxPrefix });
+  } else if (options.nats === true) {
     nats = await startNatsServer();
     daemonTransport = await NatsTransport.connect({ servers: nats.url });
     clientTransport = await NatsTransport.connect({ servers: nats.url });
@@ -168,6 +184,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
   const gateway = await BatonGateway.start({
     upstream: tap.url,
     client,
+    ...(options.natsProject !== undefined ? { projectId: options.natsProject } : {}),
     ...(options.gatewayLogger !== undefined ? { logger: options.gatewayLogger } : {}),
     ...(options.agentWriterKeys === true ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
     ...options.gateway,
