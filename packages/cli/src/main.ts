@@ -209,7 +209,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
   });
 
   gatewayOptions(
-    program
+    natsSecurityOptions(program
       .command('up')
       .description('daemon and gateway in one process (no NATS needed): prints the base URL to give an agent (writers use OPENAI_BASE_URL / OPENAI_API_KEY)')
       .addOption(dataDirOption())
@@ -221,12 +221,13 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
         new Option('--writer-key <whose>', "whose API key writers call the model with: the daemon's (OPENAI_API_KEY), or each agent's own from its latest accepted call (held in memory only)")
           .choices(['daemon', 'agent'])
           .default('daemon'),
-      ),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource }) => {
+      )),
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource } & NatsSecurityFlags) => {
     setExit(
       await (await upCommand()).runUp(
         {
           dataDir: o.dataDir,
+          ...natsSecurityOf(o),
           host: o.host,
           port: o.port,
           poolSize: o.poolSize,

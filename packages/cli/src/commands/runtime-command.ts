@@ -57,6 +57,10 @@ async function withDaemon(command: string, options: RuntimeCommandOptions & { re
       io.err(`baton ${command}: no daemon answered on prefix ${client.subjects.prefix} at ${options.nats} (${why})`);
       return RUNTIME_EXIT.unreachable;
     }
+    if (err instanceof TransportError && err.code === 'forbidden') {
+      io.err(`baton ${command}: ${err.message} (a project's NATS user reaches its own project only: --project <id>)`);
+      return RUNTIME_EXIT.refused;
+    }
     if (err instanceof BatonRequestError) {
       io.err(`baton ${command}: the daemon answered ${err.code}: ${err.message}`);
       return RUNTIME_EXIT.refused;

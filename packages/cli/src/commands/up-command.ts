@@ -9,10 +9,11 @@ import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
+import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 import { agentHint } from './gateway-command.ts';
 
-export interface UpCommandOptions {
+export interface UpCommandOptions extends Partial<Omit<NatsConnectionFlags, 'nats'>> {
   readonly dataDir: string;
   /** Serve the daemon on this NATS server too; without it everything stays in this process. */
   readonly nats?: string;
@@ -64,9 +65,18 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     daemonTransport = bus.connect();
     clientTransport = bus.connect();
   } else {
+    let connect;
     try {
-      daemonTransport = await NatsTransport.connect({ servers: options.nats, name: `baton-up-${process.pid}` });
-      clientTransport = await NatsTransport.connect({ servers: options.nats, name: `baton-up-gateway-${process.pid}` });
+      connect = await natsConnectionOptions({ ...options, nats: options.nats }, env);
+    } catch (err) {
+      if (!(err instanceof NatsOptionError)) throw err;
+      io.err(`baton up: ${err.message}`);
+      signal.dispose();
+      return 1;
+    }
+    try {
+      daemonTransport = await NatsTransport.connect({ ...connect, name: `baton-up-${process.pid}` });
+      clientTransport = await NatsTransport.connect({ ...connect, name: `baton-up-gateway-${process.pid}` });
     } catch (err) {
       io.err(`baton up: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
       signal.dispose();

@@ -3,6 +3,7 @@ import {
   DrainingConnectionError,
   headers as natsHeaders,
   NoRespondersError,
+  PermissionViolationError,
   RequestError,
   TimeoutError,
   type Msg,
@@ -209,6 +210,10 @@ function mapError(err: unknown, subject: string, nc: NatsConnection): unknown {
   }
   if (err instanceof ClosedConnectionError || err instanceof DrainingConnectionError || nc.isClosed()) {
     return new TransportError('closed', 'connection closed', options);
+  }
+  // A request the server refused: the client rejects it with a request error caused by the violation.
+  if (err instanceof PermissionViolationError || (err instanceof RequestError && err.cause instanceof PermissionViolationError)) {
+    return new TransportError('forbidden', `NATS permissions refuse ${subject} to this connection: ${err.message}`, options);
   }
   if (err instanceof Error && err.message.includes('max_payload')) {
     return new TransportError('too_large', err.message, options);

@@ -1,9 +1,10 @@
 /**
  * Why a transport operation failed. `timeout`: no reply in time; `no_responders`: nobody subscribes to the subject;
  * `closed`: the connection is closed or draining; `too_large`: the payload (with its headers) exceeds `maxPayload`;
+ * `forbidden`: the server's permissions do not let this connection publish there (or read its replies);
  * `failed`: anything else the underlying client reported (see `cause`).
  */
-export type TransportErrorCode = 'timeout' | 'no_responders' | 'closed' | 'too_large' | 'failed';
+export type TransportErrorCode = 'timeout' | 'no_responders' | 'closed' | 'too_large' | 'forbidden' | 'failed';
 
 /** The error every `Transport` adapter throws or rejects with. */
 export class TransportError extends Error {

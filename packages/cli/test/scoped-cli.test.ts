@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import { startLoopbackModel, startNatsServer } from '@baton/testing';
+import { describe, expect, it } from 'vitest';
+import { DAEMON_AUTH, PASSWORDS, PROJECT_USERS, documentedPermissions, withPasswords } from '../../../test/support/nats-permissions.ts';
+import { main } from '../src/main.ts';
+import { captureIo } from './helpers/capture-io.ts';
+
+const MODEL = { id: 'gpt-4o', context_window: 100_000 };
+
+/*
+ * The CLI with a project's NATS credentials against a server running docs/operations.md's permission recipe:
+ * `baton sessions --project` lists that project's sessions through its own subject and reply inboxes; the runtime
+ * subjects are not that user's to ask.
+ */
+describe("baton sessions with a project's NATS user", () => {
+  it('lists its project on its own subject, and is refused the runtime list', { timeout: 60_000 }, async () => {
+    const restore = withPasswords();
+    const nats = await startNatsServer({ config: await documentedPermissions() });
+    restore();
+    const model = await startLoopbackModel({ mode: 'extractive' });
+    const dataDir = mkdtempSync(join(tmpdir(), 'baton-scoped-cli-'));
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: DAEMON_AUTH });
+    const daemon = BatonDaemon.start({ transport: daemonTransport, log, dataDir, poolSize: 1, model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0 } });
+    const shopTransport = await NatsTransport.connect({ servers: nats.url, auth: PROJECT_USERS.shop.auth, inboxPrefix: PROJECT_USERS.shop.inboxPrefix });
+    const billingTransport = await NatsTransport.connect({ servers: nats.url, auth: PROJECT_USERS.billing.auth, inboxPrefix: PROJECT_USERS.billing.inboxPrefix });
+    try {
+      await daemon.ready();
+      const mine = (await new BatonClient(shopTransport).open({ project_id: 'shop', model: MODEL })).session_id;
+      const theirs = (await new BatonClient(billingTransport).open({ project_id: 'billing', model: MODEL })).session_id;
+      const env = { BATON_NATS_PASSWORD: PASSWORDS.SHOP_PASS };
+      const flags = ['--nats', nats.url, '--nats-user', 'shop', '--nats-inbox-prefix', PROJECT_USERS.shop.inboxPrefix, '--timeout', '5000'];
+
+      const listed = captureIo();
+      expect(await main(['node', 'baton', 'sessions', ...flags, '--project', 'shop', '--json'], listed, env)).toBe(0);
+      const ids = (JSON.parse(listed.stdout.join('\n')) as { sessions: { session_id: string }[] }).sessions.map((s) => s.session_id);
+      expect(ids).toEqual([mine]);
+      expect(ids).not.toContain(theirs);
+
+      const refused = captureIo();
+      expect(await main(['node', 'baton', 'sessions', ...flags, '--json'], refused, env)).not.toBe(0);
+      expect(refused.stderr.join('\n')).toMatch(/baton sessions: NATS permissions refuse baton.v1.runtime.sessions/);
+
+      const badProject = captureIo();
+      expect(await main(['node', 'baton', 'sessions', ...flags, '--project', 'a.b'], badProject, env)).not.toBe(0);
+      expect(badProject.stderr.join('\n')).toMatch(/project id/);
+    } finally {
+      await shopTransport.close();
+      await billingTransport.close();
+      await daemon.stop();
+      await daemonTransport.close();
+      await log.close();
+      await model.close();
+      await nats.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
