@@ -25,7 +25,7 @@ import type { BenchRow, BenchSection } from './bench-types.ts';
 export interface NatsAppendBenchOptions {
   /** Requests per block (default 200). */
   readonly blockSize?: number;
-  /** Rounds of one append, one unscoped append, one raw and one commit-alone block (default 10). */
+  /** Rounds of one block of append pairs (scoped, unscoped), one raw and one commit-alone block (default 10). */
   readonly rounds?: number;
   /** Warm-up requests of each kind before measuring (default 500). */
   readonly warmup?: number;
@@ -228,9 +228,21 @@ export async function benchNatsAppend(options: NatsAppendBenchOptions = {}): Pro
     const rawUs: number[] = [];
     const commitUs: number[] = [];
     const unscopedUs: number[] = [];
+    // Scoped and unscoped appends go in pairs, their order flipping every pair: what they cost apart is measured on
+    // the same moment's machine, with nothing between them.
+    let flip = false;
+    const pairOnce = async (): Promise<number> => {
+      flip = !flip;
+      if (flip) {
+        const scoped = await appendOnce();
+        unscopedUs.push(await unscopedOnce());
+        return scoped;
+      }
+      unscopedUs.push(await unscopedOnce());
+      return await appendOnce();
+    };
     const kinds: [() => Promise<number>, number[]][] = [
-      [appendOnce, appendUs],
-      [unscopedOnce, unscopedUs],
+      [pairOnce, appendUs],
       [rawOnce, rawUs],
       [commitOnce, commitUs],
     ];
