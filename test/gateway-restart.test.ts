@@ -59,7 +59,7 @@ describe('gateway: the provider says the prompt is too long', () => {
 
     // The gateway restarts (same daemon, same upstream); the agent carries on with its whole history.
     await rig.gateway.close();
-    second = await BatonGateway.start({ upstream: rig.tap.url, client: rig.client, contextWindows: WINDOWS });
+    second = await BatonGateway.start({ upstream: rig.tap.url, client: rig.client, contextWindows: WINDOWS, ownerSecret: rig.ownerSecret });
     const restarted = new SdkAgent({ baseURL: second.baseURL.replace(/\/v1$/, `/s/${sid}/v1`), apiKey: 'sk-restart-0001', system: SYSTEM });
     restarted.history.splice(0, restarted.history.length, ...agent.history);
     const before = agentCalls().length;

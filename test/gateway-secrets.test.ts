@@ -1,7 +1,7 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GatewayLogger } from '@baton/gateway';
+import { OWNER_SECRET_FILE, ownerDigest, type GatewayLogger } from '@baton/gateway';
 import { verifySession, type DaemonLogger } from '@baton/runtime';
 import OpenAI from 'openai';
 import { pino } from 'pino';
@@ -16,9 +16,10 @@ const SYSTEM = 'You are a careful coding agent working in a TypeScript repositor
  * The secret as it could sit in a file: as text (UTF-8 and UTF-16), in hex, and in base64 / base64url at each of the
  * three alignments it could have inside a longer encoded string (the characters that do not depend on its neighbours).
  */
-function encodings(secret: string): Buffer[] {
-  const bytes = Buffer.from(secret, 'utf8');
-  const needles = [bytes, Buffer.from(secret, 'utf16le'), Buffer.from(bytes.toString('hex')), Buffer.from(bytes.toString('hex').toUpperCase())];
+function encodings(secret: string | Buffer): Buffer[] {
+  const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
+  const needles = [bytes, Buffer.from(bytes.toString('hex')), Buffer.from(bytes.toString('hex').toUpperCase())];
+  if (typeof secret === 'string') needles.push(Buffer.from(secret, 'utf16le'));
   for (let pad = 0; pad < 3; pad++) {
     const padded = Buffer.concat([Buffer.alloc(pad, 0x41), bytes, Buffer.alloc(3, 0x41)]);
     for (const encoding of ['base64', 'base64url'] as const) {
@@ -117,15 +118,29 @@ describe('gateway: API keys are never stored', () => {
             const bytes = await readFile(file);
             for (const needle of needles) expect(bytes.indexOf(needle), `${needle.toString()} in ${file}`).toBe(-1);
           }
-          // The search does see what is in those files: the conversation is in the LMDB log, the logs have lines.
+          // The gateway's ownership secret is in its own file (owner-only) and nowhere else: neither its bytes nor its
+          // text, in any of the encodings; the log holds only digests made with it.
+          const secretFile = join(rig.dataDir, OWNER_SECRET_FILE);
+          expect((await stat(secretFile)).mode & 0o777).toBe(0o600);
+          const ownerSecretText = (await readFile(secretFile, 'utf8')).trim();
+          expect(ownerSecretText).toMatch(/^[0-9a-f]{64}$/);
+          const ownerNeedles = [...encodings(Buffer.from(ownerSecretText, 'hex')), ...encodings(ownerSecretText)];
+          for (const file of [...stored.filter((f) => f !== secretFile), logFile]) {
+            const bytes = await readFile(file);
+            for (const needle of ownerNeedles) expect(bytes.indexOf(needle), `the ownership secret in ${file}`).toBe(-1);
+          }
+          // The binding itself is in the log (a digest under that secret), so the search above looked where it would be.
           const events = stored.filter((f) => f.includes(`${join('events', '')}`));
+          const lmdbBytes = Buffer.concat(await Promise.all(events.map((f) => readFile(f))));
+          expect(lmdbBytes.indexOf(Buffer.from(ownerDigest(Buffer.from(ownerSecretText, 'hex'), SECRET)))).toBeGreaterThanOrEqual(0);
+          // The search does see what is in those files: the conversation is in the LMDB log, the logs have lines.
           const lmdb = Buffer.concat(await Promise.all(events.map((f) => readFile(f))));
           expect(lmdb.indexOf(Buffer.from('Please look at src/mod-1.ts'))).toBeGreaterThanOrEqual(0);
           const lines = (await readFile(logFile, 'utf8')).split('\n').filter((l) => l !== '');
           expect(lines.some((l) => l.includes('"writer.started"'))).toBe(true);
           expect(lines.some((l) => l.includes('rebuilt the context on overflow'))).toBe(true);
           const text = JSON.stringify(captured);
-          for (const needle of needles) expect(text.includes(needle.toString('utf8'))).toBe(false);
+          for (const needle of [...needles, ...ownerNeedles]) expect(text.includes(needle.toString('utf8'))).toBe(false);
         },
       });
       await rm(logDir, { recursive: true, force: true });

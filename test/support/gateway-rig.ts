@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, MemoryBus, MemoryTransport, NatsTransport, type Transport } from '@baton/client';
-import { BatonGateway, type GatewayLogger, type GatewayOptions } from '@baton/gateway';
+import { BatonGateway, loadOwnerSecret, type GatewayLogger, type GatewayOptions } from '@baton/gateway';
 import type { Message } from '@baton/protocol';
 import { BatonDaemon, LmdbEventLog, type DaemonLogger, type DaemonOptions } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type LoopbackModelOptions, type NatsServerHandle } from '@baton/testing';
@@ -116,6 +116,8 @@ export interface GatewayRig {
   readonly daemon: BatonDaemon;
   readonly client: BatonClient;
   readonly gateway: BatonGateway;
+  /** The gateway's ownership secret (`gateway-owner.secret` in the data dir): another gateway on the rig's daemon needs it. */
+  readonly ownerSecret: Buffer;
   /** `http://127.0.0.1:<port>` of the gateway (no `/v1`). */
   readonly origin: string;
   /** The base URL naming session `sid`: `<origin>/s/<sid>/v1`. */
@@ -181,10 +183,12 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     ...options.daemon,
   });
   const client = new BatonClient(clientTransport);
+  const ownerSecret = loadOwnerSecret(dataDir);
   const gateway = await BatonGateway.start({
     upstream: tap.url,
     client,
     ...(options.natsProject !== undefined ? { projectId: options.natsProject } : {}),
+    ownerSecret,
     ...(options.gatewayLogger !== undefined ? { logger: options.gatewayLogger } : {}),
     ...(options.agentWriterKeys === true ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
     ...options.gateway,
@@ -198,6 +202,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     daemon,
     client,
     gateway,
+    ownerSecret,
     origin,
     sessionURL: (sid) => `${origin}/s/${sid}/v1`,
     async stop(stopOptions = {}) {

@@ -13,6 +13,7 @@ const gatewayCommand = () => import('./commands/gateway-command.ts');
 const upCommand = () => import('./commands/up-command.ts');
 const memoryCommand = () => import('./commands/memory-command.ts');
 const replayCommand = () => import('./commands/replay-command.ts');
+const rebindCommand = () => import('./commands/rebind-command.ts');
 const inspectCommand = () => import('./commands/inspect-command.ts');
 const runtimeCommand = () => import('./commands/runtime-command.ts');
 const clusterCommand = () => import('./commands/cluster-command.ts');
@@ -93,6 +94,17 @@ function sessionId(value: string): string {
     throw new InvalidArgumentError('expected a session id ([A-Za-z0-9_-], 1 to 128 characters).');
   }
   return value;
+}
+
+/** The first line of a stream ('' when it ends first, or is a terminal nobody types into). */
+async function readLine(stream: NodeJS.ReadStream): Promise<string> {
+  if (stream.isTTY === true) return '';
+  let text = '';
+  for await (const chunk of stream) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split('\n')[0] ?? '';
 }
 
 /** Builds the `baton` program; `setExit` receives each command's exit code. */
@@ -185,13 +197,15 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .command('gateway')
       .description('an OpenAI-compatible gateway: agents point their base URL at it; requests go to --upstream, conversations are recorded in the daemon over NATS')
       .requiredOption('--upstream <url>', "the provider's base URL, e.g. https://api.openai.com/v1")
+      .addOption(new Option('--data-dir <dir>', 'where the gateway keeps its session-ownership secret (gateway-owner.secret; share it with every gateway of the same daemon)').default(fromEnv('BATON_DATA_DIR', DEFAULT_DATA_DIR), `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`))
       .addOption(natsOption())
       .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))),
-  ).action(async (o: { upstream: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
+  ).action(async (o: { upstream: string; dataDir: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
     setExit(
       await (await gatewayCommand()).runGateway(
         {
           upstream: o.upstream,
+          dataDir: o.dataDir,
           nats: o.nats,
           ...natsSecurityOf(o),
           host: o.host,
@@ -308,6 +322,17 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--pool-size <n>', 'worker threads').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
     .action(async (o: { dataDir: string; poolSize: number }) => {
       setExit(await (await demoCommand()).runDemo({ dataDir: o.dataDir, poolSize: o.poolSize }, io));
+    });
+
+  program
+    .command('rebind')
+    .description("a user rotated their API key: bind a gateway session and its slices to the new key (the key comes from BATON_REBIND_KEY, else one line on stdin; run with the daemon stopped)")
+    .argument('<session>', 'session id')
+    .addOption(dataDirOption())
+    .addHelpText('after', '\nExit codes: 0 rebound, 1 refused (a daemon serves the data directory, no key given), 2 unknown session, no event log or no ownership secret.')
+    .action(async (session: string, o: { dataDir: string }) => {
+      const key = env['BATON_REBIND_KEY'] ?? (await readLine(process.stdin));
+      setExit(await (await rebindCommand()).runRebind(session, { dataDir: o.dataDir, key }, io));
     });
 
   program

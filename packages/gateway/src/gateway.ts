@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Mailbox, type BatonClient } from '@baton/client';
+import { BatonRequestError, Mailbox, type BatonClient } from '@baton/client';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentRequest } from './agent-request.ts';
 import { anthropicApi } from './anthropic-api.ts';
@@ -19,6 +19,7 @@ import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import type { UpstreamCall } from './upstream-call.ts';
 import { agentKeyOf } from './agent-key.ts';
+import { credentialOf, ownerDigest } from './owner-secret.ts';
 
 export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
@@ -52,7 +53,16 @@ export interface GatewayOptions {
    * the model with the daemon's own key.
    */
   readonly writerKeys?: (sessionId: string, key: string) => void;
+  /**
+   * The secret sessions' owners are digested under (`loadOwnerSecret(dataDir)`): a session belongs to the credential
+   * that opened it, recorded in its log as a digest under this secret, so the binding holds across restarts only with
+   * the same secret. Default: a random one for this gateway's lifetime.
+   */
+  readonly ownerSecret?: Uint8Array;
 }
+
+/** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
+const MAX_KNOWN_OWNERS = 10_000;
 
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
 const APIS: readonly AgentApi[] = [chatApi, responsesApi, anthropicApi];
@@ -103,8 +113,12 @@ export class BatonGateway {
   readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
-  /** Who may use each session: a digest of the credential of its first call the upstream accepted (never the credential). */
-  readonly #owners = new Map<string, string>();
+  /**
+   * Who may use each session key, as the daemon's log says (null: nobody yet): the owner digest of the credential of
+   * its first call the upstream accepted (never the credential). Learnt from the daemon on a key's first request.
+   */
+  readonly #owners = new Map<string, string | null>();
+  readonly #ownerSecret: Uint8Array;
   readonly #log: GatewayLogger;
   readonly #client: BatonClient;
   readonly #metrics: GatewayMetrics | null;
@@ -118,6 +132,7 @@ export class BatonGateway {
     this.#client = options.client;
     this.#metrics = options.metrics ?? null;
     this.#writerKeys = options.writerKeys ?? null;
+    this.#ownerSecret = options.ownerSecret ?? randomBytes(32);
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
     this.#recorder = new SessionRecorder({
@@ -194,9 +209,16 @@ export class BatonGateway {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    const owner = credentialDigest(req.headers.authorization ?? req.headers['x-api-key']);
+    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
     const key = sessionKeyOf(route.sessionId, req.headers, agent, owner);
     const projectId = projectOf(req.headers);
+    // A session bound to another credential is refused whatever the request is (a side call, a compaction, a call
+    // under a slice's own name), before anything of it is read or forwarded.
+    if (!(await this.#mayUse(key, owner))) {
+      track.route = 'forbidden';
+      sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+      return;
+    }
     if (api.isCompaction(agent, req.headers) && this.#owners.get(key) === owner) {
       // The agent is about to replace its history with a summary: the checkpoint is that summary, with no model call.
       const answered = await this.#mailbox.run(key, () => answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log }));
@@ -210,23 +232,24 @@ export class BatonGateway {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    if (!this.#mayUse(key, owner)) {
-      track.route = 'forbidden';
-      sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
-      return;
-    }
     // One call at a time per session, in arrival order: its recording depends on the previous call's reply.
     await this.#mailbox.run(key, async () => {
       // Checked again in turn: the call before this one may have bound the session to its credential meanwhile.
-      if (!this.#mayUse(key, owner)) {
+      if (!(await this.#mayUse(key, owner))) {
         track.route = 'forbidden';
         sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
         return;
       }
       let prepared: Prepared;
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner });
       } catch (err) {
+        if (err instanceof BatonRequestError && err.code === 'forbidden') {
+          // The daemon's log binds the session to another credential (another gateway bound it, or an operator did).
+          track.route = 'forbidden';
+          sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+          return;
+        }
         // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
         this.#log('warn', 'forwarding without recording', { session: key, error: err instanceof Error ? err.message : String(err) });
         track.route = 'unrecorded';
@@ -241,7 +264,7 @@ export class BatonGateway {
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers, owner });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);
@@ -256,10 +279,35 @@ export class BatonGateway {
     });
   }
 
-  /** Whether a credential (its digest) may use a session: the one the session is bound to, or any before it is. */
-  #mayUse(key: string, owner: string): boolean {
+  /**
+   * Whether a credential (its digest) may use a session key: the one the session is bound to, or any before it is.
+   * The gateway asks the daemon once per key (its log holds the binding, so it survives a restart of either); a
+   * session that recorded nothing yet is bound to nobody (its first call failed upstream). A daemon that cannot
+   * answer leaves the question to `open`, which checks the same binding before anything is recorded or rebuilt.
+   */
+  async #mayUse(key: string, owner: string): Promise<boolean> {
+    if (!this.#owners.has(key)) {
+      let bound: string | null = null;
+      try {
+        const status = await this.#client.status(key);
+        bound = status.owner ?? null;
+      } catch (err) {
+        if (!(err instanceof BatonRequestError && err.code === 'not_found')) {
+          this.#log('debug', 'could not ask the daemon who owns a session', { session: key, error: err instanceof Error ? err.message : String(err) });
+          return true;
+        }
+      }
+      if (!this.#owners.has(key)) this.#remember(key, bound);
+    }
     const known = this.#owners.get(key);
-    return known === undefined || known === owner;
+    return known === null || known === undefined || known === owner;
+  }
+
+  /** Remembers a session key's owner, forgetting the oldest past `MAX_KNOWN_OWNERS` (it is asked again if needed). */
+  #remember(key: string, owner: string | null): void {
+    this.#owners.delete(key);
+    this.#owners.set(key, owner);
+    if (this.#owners.size > MAX_KNOWN_OWNERS) this.#owners.delete(this.#owners.keys().next().value as string);
   }
 
   /**
@@ -322,7 +370,7 @@ export class BatonGateway {
     if (isEventStream(upstream.headers['content-type'])) res.flushHeaders();
     // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
     // claims nothing, so its owner can still use the session with the right key.
-    if (ok && recorded !== null && !this.#owners.has(recorded.key)) this.#owners.set(recorded.key, recorded.owner);
+    if (ok && recorded !== null && (this.#owners.get(recorded.key) ?? null) === null) this.#remember(recorded.key, recorded.owner);
     if (ok && recorded !== null && this.#writerKeys !== null) {
       const key = agentKeyOf(req.headers);
       if (key !== null) this.#writerKeys(recorded.prepared.session.daemonSessionId, key);
@@ -410,10 +458,4 @@ function projectOf(headers: IncomingMessage['headers']): string | null {
   const value = headers['x-baton-project'];
   const text = Array.isArray(value) ? value[0] : value;
   return text !== undefined && PROJECT_ID.test(text) ? text : null;
-}
-
-/** A digest of a request's credential: sessions are bound to it; the credential itself is never kept. */
-function credentialDigest(value: string | string[] | undefined): string {
-  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return createHash('sha256').update(`baton-gateway:${text}`).digest('base64url');
 }

@@ -2,3 +2,4 @@
 export { BatonGateway, type GatewayOptions, type GatewayLogger } from './gateway.ts';
 export { contextWindowOf } from './model-table.ts';
 export { GatewayMetrics, type GatewayRoute, type RequestTrack } from './gateway-metrics.ts';
+export { loadOwnerSecret, ownerDigest, OWNER_SECRET_FILE } from './owner-secret.ts';

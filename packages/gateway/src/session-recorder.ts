@@ -21,6 +21,8 @@ export interface GatewaySession {
   /** The daemon session of this slice (`<key>`, or `<key>-s<n>` for a history that continued no earlier slice). */
   daemonSessionId: string;
   slice: number;
+  /** The owner digest the daemon session was last opened with (the credential it is bound to). */
+  owner: string | null;
   readonly api: ProviderApi;
   model: string;
   usableWindow: number;
@@ -75,6 +77,9 @@ export interface RecorderOptions {
 
 /** Slices kept per session key (the oldest is forgotten past this; its daemon session stays as it is). */
 const MAX_SLICES = 16;
+
+/** Slice names skipped, at most, when other credentials hold them. */
+const MAX_SLICE_SKIPS = 8;
 
 const usageTotal = (reply: AgentReply | null | undefined): number | null =>
   reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
@@ -191,7 +196,7 @@ export class SessionRecorder {
     for (const slices of this.#slices.values()) for (const s of slices) await s.appending;
   }
 
-  async #open(key: string, sessionId: string, api: AgentApi, req: AgentRequest, headers: IncomingHttpHeaders, projectId: string | null): Promise<{ usableWindow: number }> {
+  async #open(key: string, sessionId: string, api: AgentApi, req: AgentRequest, headers: IncomingHttpHeaders, projectId: string | null, owner: string | null): Promise<{ usableWindow: number }> {
     const fields = api.openFields(req, headers);
     if (api.api === 'openai-chat' && fields.system === undefined && req.system.length > 0) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
     const opened = await this.#o.client.open({
@@ -201,6 +206,7 @@ export class SessionRecorder {
       model: { id: req.model, context_window: this.#o.contextWindow(req.model) },
       ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
       ...fields,
+      ...(owner !== null ? { owner } : {}),
     });
     if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
     return { usableWindow: opened.usable_window };
@@ -217,19 +223,37 @@ export class SessionRecorder {
     api: AgentApi,
     req: AgentRequest,
     bytes: Uint8Array,
-    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders } = {},
+    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders; owner?: string } = {},
   ): Promise<Prepared> {
+    const owner = options.owner ?? null;
     const slices = this.#slices.get(key) ?? [];
     // Each conversation under one key keeps its own slice and rewrite: an agent that compacted or edited its history
     // gets a new slice, and another conversation on the same key (a sub-agent, a second window, a copied URL) neither
     // displaces the first one — which would then lose its rebuilt context — nor is ever given its context.
     let session = this.sliceFor(key, api, req) ?? this.#adoptCompaction(key, api, req);
+    if (session !== undefined && owner !== null && session.owner !== owner) {
+      // Another credential than the one the slice was opened with (the first one's call failed upstream and bound
+      // nothing in the gateway): the daemon hands the session over only while it has recorded nothing.
+      await this.#open(key, session.daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner);
+      session.owner = owner;
+    }
     if (session === undefined) {
-      const slice = (slices.at(-1)?.slice ?? -1) + 1;
-      const daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
+      let slice = (slices.at(-1)?.slice ?? -1) + 1;
       if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
-      const { usableWindow } = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null);
-      session = { key, daemonSessionId, slice, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve(), calibration: null, compaction: null };
+      let opened: { usableWindow: number } | null = null;
+      let daemonSessionId = key;
+      for (let tries = 0; opened === null; tries++) {
+        daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
+        try {
+          opened = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner);
+        } catch (err) {
+          // A slice's name another credential took (by naming it as a session of its own): the next one.
+          if (slice === 0 || tries >= MAX_SLICE_SKIPS || (err as { code?: unknown }).code !== 'forbidden') throw err;
+          slice++;
+        }
+      }
+      const { usableWindow } = opened;
+      session = { key, daemonSessionId, slice, owner, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve(), calibration: null, compaction: null };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
       this.#slices.set(key, slices);

@@ -27,6 +27,8 @@ export {
   type SessionInputRecord,
   type SessionSnapshot,
   SNAPSHOT_KEY,
+  OWNER_KEY,
+  ownerSetBy,
   type SessionRecord,
   type SessionRecordSchemas,
   type StoredSessionRecord,

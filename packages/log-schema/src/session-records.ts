@@ -7,7 +7,7 @@ import {
   type SessionEffect,
   type SessionEvent,
 } from '@baton/actors';
-import { MessageSchema, OpenRequestSchema, WriterSlotSchema } from '@baton/protocol';
+import { MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterSlotSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 import { SessionSetupSchema } from './session-setup.ts';
@@ -127,6 +127,12 @@ export type DecisionState = z.infer<typeof DecisionStateSchema>;
 export const SESSION_RECORDS = {
   /** First record: the setup the session machine starts from, the reply encoding, and the request as received. */
   'session.opened': z.object({ setup: SessionSetupSchema, encoding: z.enum(['msgpack', 'json']), request: OpenRequestSchema }),
+  /**
+   * The session changed hands: from now on it belongs to `owner` (a keyed digest of a credential). Written when an
+   * owned open takes a session that recorded nothing yet, or by `baton rebind` (a user rotated their key). Not an
+   * input of the session machine: who may use a session is the gateway's and the daemon's concern, not the fold's.
+   */
+  'session.bound': z.object({ owner: OwnerDigestSchema }),
   /** Messages as the agent sent them (the machine folds their index entries, computed from these bodies). */
   'messages.appended': z.object({ messages: z.array(MessageSchema) }),
   'session.resumed': inputPayload('session.resumed'),
@@ -172,8 +178,21 @@ export type SessionRecordType = SessionRecord['type'];
 export type SessionAppend = AppendOf<SessionRecordSchemas>;
 export type StoredSessionRecord = StoredOf<SessionRecordSchemas>;
 
-/** Record types that are inputs of the session machine (everything but `session.opened`, `decision`, `snapshot`). */
-export type SessionInputRecord = Exclude<SessionRecord, { type: 'session.opened' | 'decision' | 'snapshot' }>;
+/**
+ * Record types that are inputs of the session machine (everything but `session.opened`, `session.bound`, `decision`,
+ * `snapshot`).
+ */
+export type SessionInputRecord = Exclude<SessionRecord, { type: 'session.opened' | 'session.bound' | 'decision' | 'snapshot' }>;
+
+/** The lookup key of the record that last set a session's owner (`session.opened` with an owner, `session.bound`). */
+export const OWNER_KEY = 'owner';
+
+/** The owner digest a record sets, if it sets one. */
+export function ownerSetBy(record: { readonly type: string; readonly payload: unknown }): string | undefined {
+  if (record.type === 'session.bound') return (record.payload as { owner?: string }).owner;
+  if (record.type === 'session.opened') return (record.payload as { request?: { owner?: string } }).request?.owner;
+  return undefined;
+}
 
 /** The lookup key of the newest snapshot of a session stream. */
 export const SNAPSHOT_KEY = 'snapshot';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /**
  * Error codes of protocol v1. `bad_request`: schema violation (`details` lists the failing paths); `decode_error`:
- * not valid MessagePack/JSON; `not_found`: unknown session; `conflict`; `too_large`: over the server's max payload;
+ * not valid MessagePack/JSON; `not_found`: unknown session; `conflict`; `forbidden`: the session belongs to
+ * another owner; `too_large`: over the server's max payload;
  * `unavailable`: the daemon is draining, stopping or still starting; `quarantined`: the session's log holds a record
  * the daemon cannot fold (a bug or a damaged log), so the session is set aside while every other session keeps
  * serving (`details` names the record); `internal`: a bug or an unexpected failure.
@@ -12,6 +13,7 @@ export const ERROR_CODES = [
   'decode_error',
   'not_found',
   'conflict',
+  'forbidden',
   'too_large',
   'unavailable',
   'quarantined',

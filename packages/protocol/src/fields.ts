@@ -4,6 +4,12 @@ import { SESSION_ID_PATTERN } from './subjects.ts';
 /** A session id (`[A-Za-z0-9_-]{1,128}`). */
 export const SessionIdSchema = z.string().regex(SESSION_ID_PATTERN, 'session id must match [A-Za-z0-9_-]{1,128}');
 
+/**
+ * Who a session belongs to: a keyed digest (HMAC-SHA256 under a secret only the gateway's operator holds) of the
+ * credential that opened it. Never the credential, and not reversible without the secret.
+ */
+export const OwnerDigestSchema = z.string().regex(/^hmac-sha256:[A-Za-z0-9_-]{43}$/, 'owner must be hmac-sha256:<43 base64url characters>');
+
 /** A non-empty string (ids, names). */
 export const NonEmptyStringSchema = z.string().min(1);
 

@@ -14,7 +14,7 @@ export {
   projectOfSubject,
   type ProjectSubjects,
 } from './subjects.ts';
-export { SessionIdSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
+export { SessionIdSchema, OwnerDigestSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
 export {
   WriterOutcomeSchema,
   FailureKindSchema,

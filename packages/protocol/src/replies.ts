@@ -132,6 +132,11 @@ export const StatusReplySchema = z.object({
   }),
   writer: WriterInfoSchema.nullable(),
   last_outcome: LastOutcomeSchema.nullable(),
+  /**
+   * The owner digest the session is bound to, once it recorded a message (null: bound to nobody; absent from daemons
+   * before owners existed).
+   */
+  owner: z.string().nullable().optional(),
 });
 export type StatusReply = z.infer<typeof StatusReplySchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  OwnerDigestSchema,
   CountSchema,
   NonEmptyStringSchema,
   OpenObjectSchema,
@@ -109,6 +110,12 @@ export const OpenRequestSchema = z.strictObject({
   checkpoint: CheckpointOptionsSchema.optional(),
   memory: z.strictObject({ disable_write: z.boolean().optional() }).optional(),
   writer_tools: WriterToolsSchema.optional(),
+  /**
+   * The credential the session belongs to (a keyed digest, see `OwnerDigestSchema`), recorded with the opening. Opening
+   * a session again with another owner is refused (`forbidden`) once the session recorded a message; before that, the
+   * new owner takes it (a first call the provider refused, e.g. a mistyped key, claims nothing that lasts).
+   */
+  owner: OwnerDigestSchema.optional(),
 });
 export type OpenRequest = z.infer<typeof OpenRequestSchema>;
 

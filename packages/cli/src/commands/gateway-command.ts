@@ -1,5 +1,6 @@
 import { BatonClient, NatsTransport } from '@baton/client';
-import { BatonGateway, GatewayMetrics } from '@baton/gateway';
+import { resolve } from 'node:path';
+import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
@@ -9,6 +10,8 @@ import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 
 export interface GatewayCommandOptions extends NatsConnectionFlags {
   readonly upstream: string;
+  /** Where the gateway keeps its ownership secret (`gateway-owner.secret`, created at first start). */
+  readonly dataDir: string;
   readonly prefix?: string;
   readonly host: string;
   readonly port: number;
@@ -67,6 +70,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
   let gateway: BatonGateway;
   try {
     gateway = await BatonGateway.start({
+      ownerSecret: loadOwnerSecret(resolve(options.dataDir)),
       upstream: options.upstream,
       client: new BatonClient(transport, { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) }),
       host: options.host,
@@ -77,7 +81,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       ...(metrics !== null ? { metrics } : {}),
     });
   } catch (err) {
-    io.err(`baton gateway: cannot listen on ${options.host}:${options.port}: ${errorLine(err)}`);
+    io.err(`baton gateway: cannot start on ${options.host}:${options.port}: ${errorLine(err)}`);
     await metricsServer?.close();
     await transport.close();
     signal.dispose();

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
-import { BatonGateway, GatewayMetrics } from '@baton/gateway';
+import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
@@ -131,6 +131,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       // Anthropic Messages calls go where the writers of their sessions go, when that is configured.
       ...(anthropic !== null ? { anthropicUpstream: anthropic.baseURL } : {}),
       client: new BatonClient(clientTransport),
+      ownerSecret: loadOwnerSecret(dataDir),
       host: options.host,
       port: options.port,
       projectId: options.project,

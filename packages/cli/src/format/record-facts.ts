@@ -39,6 +39,8 @@ function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
     }
     case 'decision':
       return decisionFacts(record.payload, sessionId);
+    case 'session.bound':
+      return 'bound to another credential';
     case 'snapshot':
       return `state after #${record.payload.for}: ${record.payload.state.context.index.length} messages in context`;
     case 'writer.settled': {

@@ -1,4 +1,4 @@
-import { COMMITS_STREAM, SNAPSHOT_KEY, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog, type StoredRecord } from '@baton/log-schema';
+import { COMMITS_STREAM, OWNER_KEY, SNAPSHOT_KEY, ownerSetBy, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog, type StoredRecord } from '@baton/log-schema';
 import type { HistoryStore } from '@baton/memory-store';
 import { messageKey } from '../daemon/message-key.ts';
 import type { StreamRecords } from './log-entry.ts';
@@ -6,10 +6,12 @@ import { BLOBS_STREAM, sessionOfWriter } from './replicated-event-log.ts';
 
 /**
  * The lookup keys a stored record registered when it was appended (they are not stored with it): a
- * `messages.appended` its messages' keys, a `snapshot` the snapshot key. Every other record registers none.
+ * `messages.appended` its messages' keys, a `snapshot` the snapshot key, a record that sets the session's owner the
+ * owner key. Every other record registers none.
  */
 function keysOf(r: StoredRecord): string[] | undefined {
   if (r.type === 'snapshot') return [SNAPSHOT_KEY];
+  if (ownerSetBy(r) !== undefined) return [OWNER_KEY];
   if (r.type !== 'messages.appended') return undefined;
   const messages = (r.payload as { messages?: { id?: unknown }[] }).messages ?? [];
   return messages.flatMap((m) => (typeof m.id === 'string' ? [messageKey(m.id)] : []));

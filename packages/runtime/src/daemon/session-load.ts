@@ -20,7 +20,7 @@ export interface SessionLoad {
   readonly records: StoredSessionRecord[];
 }
 
-const isInput = (type: string): boolean => type !== 'session.opened' && type !== 'decision' && type !== 'snapshot';
+const isInput = (type: string): boolean => type !== 'session.opened' && type !== 'session.bound' && type !== 'decision' && type !== 'snapshot';
 
 /**
  * Reads what loading a session needs, bounded by what follows its newest snapshot rather than by its history: the

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isMainEffect } from '@baton/actors';
 import {
+  OWNER_KEY,
   SNAPSHOT_KEY,
   sessionLog,
   sessionStream,
@@ -34,6 +35,7 @@ import { failAllWaiting, newLoadedSession, type LoadedSession } from './loaded-s
 import { runMainEffect, type MainEffectDeps } from './main-effects.ts';
 import { ResidentSessions, type Residency, DEFAULT_RESIDENCY } from './resident-sessions.ts';
 import { statusReplyOf } from './status-reply.ts';
+import { bindingOwner, sessionOwner } from './session-owner.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
@@ -281,6 +283,7 @@ export class SessionService {
         if (session.projectId !== req.project_id) {
           throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
         }
+        if (req.owner !== undefined) await this.#claim(session, req.owner);
         await this.#fold(session, await this.#append(sessionId, { type: 'session.resumed', payload: {} }));
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
@@ -288,10 +291,23 @@ export class SessionService {
         ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
         ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
       });
-      await this.#log.append(sessionId, [{ type: 'session.opened', at: this.#o.clock.now(), payload: { setup, encoding, request: req }, msgId: 'session.opened' }]);
+      await this.#log.append(sessionId, [
+        { type: 'session.opened', at: this.#o.clock.now(), payload: { setup, encoding, request: req }, msgId: 'session.opened', ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}) },
+      ]);
       await this.#load(sessionId);
       return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
     });
+  }
+
+  /**
+   * An open that names an owner: the session's own owner goes on; a session without one, or one that recorded nothing
+   * yet (its first call failed upstream, e.g. a mistyped key), is bound to it; any other is refused (`forbidden`),
+   * whatever name the session is reached by.
+   */
+  async #claim(session: LoadedSession, owner: string): Promise<void> {
+    if (sessionOwner(this.#log.log, session.sessionId) === owner) return;
+    if (bindingOwner(this.#log.log, session.sessionId) !== null) throw new ProtocolError('forbidden', `session ${session.sessionId} belongs to another credential`);
+    await this.#log.append(session.sessionId, [{ type: 'session.bound', at: this.#o.clock.now(), payload: { owner }, keys: [OWNER_KEY] }]);
   }
 
   #requireOpen(session: LoadedSession): void {
@@ -364,7 +380,7 @@ export class SessionService {
       const loaded = await this.#load(sessionId);
       return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
     });
-    return statusReplyOf(session, info, this.#paths(session.projectId, sessionId), this.#versions);
+    return { ...statusReplyOf(session, info, this.#paths(session.projectId, sessionId), this.#versions), owner: bindingOwner(this.#log.log, sessionId) };
   }
 
   /** A result computed outside the session's mailbox (a timer, a rebuild render or compaction) enters it as an input. */

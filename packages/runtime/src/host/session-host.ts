@@ -26,11 +26,12 @@ import type { FoldReply, SessionSummary } from './worker-messages.ts';
 
 /**
  * The event the session machine consumes for a logged record, or null for records that are not inputs
- * (`session.opened`, `decision`, `snapshot`). Fields a later version added get their defaults here.
+ * (`session.opened`, `session.bound`, `decision`, `snapshot`). Fields a later version added get their defaults here.
  */
 export function sessionEventOf(record: StoredSessionRecord): SessionEvent | null {
   switch (record.type) {
     case 'session.opened':
+    case 'session.bound':
     case 'decision':
     case 'snapshot':
       return null;
