@@ -24,6 +24,12 @@ const DEFAULT_POOL_SIZE = 2;
 const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
 const DEFAULT_GATEWAY_PORT = 8787;
 
+/** A `--passthrough` prefix: a plain path (`/v1/files`), no query, no `//`, no dot segments, nothing encoded. */
+function passthroughPrefix(value: string): string {
+  if (!/^(\/[A-Za-z0-9_.~-]+)+\/?$/.test(value) || value.split('/').some((s) => s === '.' || s === '..')) throw new InvalidArgumentError('expected a path like /v1/files.');
+  return value;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer.');
@@ -189,6 +195,10 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--port <n>', 'port the gateway listens on (0: any free port)').default(DEFAULT_GATEWAY_PORT).argParser((v) => (v === '0' ? 0 : positiveInt(v))))
       .option('--project <id>', 'project the sessions belong to (a request may say otherwise in x-baton-project)', 'default')
       .addOption(new Option('--context-window <tokens>', 'context window of models the gateway does not know').argParser(positiveInt))
+      .addOption(
+        new Option('--passthrough <path-prefix>', 'also forward this path and what is below it (e.g. /v1/files; repeatable); other paths than the provider APIs get 404')
+          .argParser((v: string, previous: string[] | undefined) => [...(previous ?? []), passthroughPrefix(v)]),
+      )
       .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
       .addOption(metricsOption());
 
@@ -200,7 +210,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--data-dir <dir>', 'where the gateway keeps its session-ownership secret (gateway-owner.secret; share it with every gateway of the same daemon)').default(fromEnv('BATON_DATA_DIR', DEFAULT_DATA_DIR), `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`))
       .addOption(natsOption())
       .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))),
-  ).action(async (o: { upstream: string; dataDir: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
+  ).action(async (o: { upstream: string; dataDir: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
     setExit(
       await (await gatewayCommand()).runGateway(
         {
@@ -214,6 +224,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           logLevel: o.logLevel,
           ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+          ...(o.passthrough !== undefined ? { passthrough: o.passthrough } : {}),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
         },
         io,
@@ -236,7 +247,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           .choices(['daemon', 'agent'])
           .default('daemon'),
       )),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource } & NatsSecurityFlags) => {
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource } & NatsSecurityFlags) => {
     setExit(
       await (await upCommand()).runUp(
         {
@@ -250,6 +261,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.upstream !== undefined ? { upstream: o.upstream } : {}),
           ...(o.nats !== undefined ? { nats: o.nats } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
+          ...(o.passthrough !== undefined ? { passthrough: o.passthrough } : {}),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
           ...(o.inspect !== undefined ? { inspect: o.inspect } : {}),
           writerKey: o.writerKey,

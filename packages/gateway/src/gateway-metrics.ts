@@ -6,9 +6,9 @@ import { Counter, Histogram, Registry } from 'prom-client';
  * (not a conversation call of an API the gateway follows: forwarded as it is), `side_call` (no tools, or another
  * model: forwarded, not recorded), `compaction` (the agent's own compaction, answered from the checkpoint),
  * `unrecorded` (the daemon could not follow: forwarded without recording), `forbidden` (the session belongs to
- * another credential).
+ * another credential), `refused` (a request target that is not a provider API path: 400 or 404, nothing forwarded).
  */
-export type GatewayRoute = 'recorded' | 'passthrough' | 'side_call' | 'compaction' | 'unrecorded' | 'forbidden';
+export type GatewayRoute = 'recorded' | 'passthrough' | 'side_call' | 'compaction' | 'unrecorded' | 'forbidden' | 'refused';
 
 /** What the gateway learns about one request as it handles it. */
 export interface RequestTrack {

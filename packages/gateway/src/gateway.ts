@@ -14,6 +14,7 @@ import { responsesApi } from './responses-api.ts';
 import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow, refusedTokens } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
 import { isAnthropicMessages, parseRoute } from './route.ts';
+import { checkPassthroughPrefix, readRequestTarget } from './request-target.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
@@ -59,6 +60,11 @@ export interface GatewayOptions {
    * the same secret. Default: a random one for this gateway's lifetime.
    */
   readonly ownerSecret?: Uint8Array;
+  /**
+   * Path prefixes forwarded besides the provider API paths (e.g. `/v1/files`); any other path gets 404 from the
+   * gateway. Default: none.
+   */
+  readonly passthrough?: readonly string[];
 }
 
 /** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
@@ -119,6 +125,7 @@ export class BatonGateway {
    */
   readonly #owners = new Map<string, string | null>();
   readonly #ownerSecret: Uint8Array;
+  readonly #passthrough: readonly string[];
   readonly #log: GatewayLogger;
   readonly #client: BatonClient;
   readonly #metrics: GatewayMetrics | null;
@@ -133,6 +140,7 @@ export class BatonGateway {
     this.#metrics = options.metrics ?? null;
     this.#writerKeys = options.writerKeys ?? null;
     this.#ownerSecret = options.ownerSecret ?? randomBytes(32);
+    this.#passthrough = (options.passthrough ?? []).map(checkPassthroughPrefix);
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
     this.#recorder = new SessionRecorder({
@@ -199,7 +207,14 @@ export class BatonGateway {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const track = this.#track(res);
-    const route = parseRoute(req.url ?? '/');
+    // Nothing is read or forwarded for a target that is not a provider API path of the upstream.
+    const target = readRequestTarget(req.url ?? '/', this.#passthrough);
+    if ('refusal' in target) {
+      track.route = 'refused';
+      sendError(res, target.refusal.status, target.refusal.message, target.refusal.code);
+      return;
+    }
+    const { route } = target;
     const method = req.method ?? 'GET';
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
     const api = method === 'POST' ? APIS.find((a) => a.matches(route.endpoint)) : undefined;

@@ -45,9 +45,14 @@ export class Upstream {
    * `/v1` is not doubled (`https://api.example.com/v1` + `/v1/chat/completions`).
    */
   url(path: string): URL {
+    // Only ever below the base: an origin-form path is appended to the base's origin and path as text (never resolved
+    // against it, which would let `//host/…` or `http://host/…` name another host).
+    if (!path.startsWith('/') || path.startsWith('//')) throw new Error('the upstream path must be an origin-form path');
     const basePath = this.base.pathname.replace(/\/$/, '');
     const rest = basePath.endsWith('/v1') && path.startsWith('/v1/') ? path.slice(3) : path;
-    return new URL(`${basePath}${rest}`, this.base);
+    const url = new URL(`${this.base.origin}${basePath}${rest}`);
+    if (url.origin !== this.base.origin) throw new Error('the upstream path must stay on the upstream');
+    return url;
   }
 
   /** Sends a request; its reply comes through the returned call (`started`, then `consume`). */

@@ -17,6 +17,8 @@ export interface GatewayCommandOptions extends NatsConnectionFlags {
   readonly port: number;
   readonly project: string;
   readonly contextWindow?: number;
+  /** Path prefixes forwarded besides the provider API paths. */
+  readonly passthrough?: readonly string[];
   readonly logLevel: LogLevel;
   /** Serve the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
@@ -77,6 +79,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       port: options.port,
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics } : {}),
     });

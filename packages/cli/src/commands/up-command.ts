@@ -24,6 +24,8 @@ export interface UpCommandOptions extends Partial<Omit<NatsConnectionFlags, 'nat
   readonly poolSize: number;
   readonly project: string;
   readonly contextWindow?: number;
+  /** Path prefixes forwarded besides the provider API paths. */
+  readonly passthrough?: readonly string[];
   readonly logLevel: LogLevel;
   /** Serve the daemon's and the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
@@ -136,6 +138,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       port: options.port,
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics: metrics.gateway } : {}),
       ...(options.writerKey === 'agent' ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
