@@ -115,6 +115,8 @@ export interface GatewayRig {
   readonly log: LmdbEventLog;
   readonly daemon: BatonDaemon;
   readonly client: BatonClient;
+  /** The transport `client` uses (a test may wrap it for a client of its own). */
+  readonly clientTransport: Transport;
   readonly gateway: BatonGateway;
   /** The gateway's ownership secret (`gateway-owner.secret` in the data dir): another gateway on the rig's daemon needs it. */
   readonly ownerSecret: Buffer;
@@ -201,6 +203,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     log,
     daemon,
     client,
+    clientTransport,
     gateway,
     ownerSecret,
     origin,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import {
   DEFAULT_WAITS,
@@ -11,6 +12,7 @@ import {
   type Message,
   issueDetails,
   AppendReplySchema,
+  PartReplySchema,
   CheckpointReplySchema,
   CloseReplySchema,
   OpenReplySchema,
@@ -40,6 +42,7 @@ import {
   type Subjects,
 } from '@baton/protocol';
 import { TransportError } from './transport/transport-error.ts';
+import { appendBatches } from './append-batches.ts';
 import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
 import { BatonRequestError } from './baton-request-error.ts';
 import { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
@@ -136,11 +139,39 @@ export class BatonClient {
     return reply;
   }
 
-  /** Appends 1–1000 messages; resolves once they are durable. */
+  /**
+   * Appends messages in order; resolves once they are durable. A request over the transport's max payload (or of
+   * more than 1 000 messages) goes as several appends, in order, a message too large alone in parts
+   * (`session.<sid>.part`): not atomic then — a failure may leave a prefix appended, which sending the same messages
+   * again completes (message ids make a second delivery a no-op).
+   */
   append(sessionId: string, messages: readonly Message[], options?: CallOptions): Promise<AppendReply> {
     // Safe to repeat: message ids make a second delivery a no-op.
+    return this.#session(sessionId, true, options, (o) => this.#appendBatches(sessionId, messages, o));
+  }
+
+  async #appendBatches(sessionId: string, messages: readonly Message[], options: CallOptions | undefined): Promise<AppendReply> {
     const subject = this.#on(sessionId).append(sessionId);
-    return this.#session(sessionId, true, options, (o) => this.#call(subject, { messages }, AppendReplySchema, o));
+    let reply: AppendReply | null = null;
+    let accepted = 0;
+    let duplicates = 0;
+    for (const batch of appendBatches(messages, this.encoding, this.#transport.maxPayload)) {
+      if (batch.kind === 'append') {
+        reply = await this.#send(subject, batch.data, AppendReplySchema, options);
+      } else {
+        const upload = randomUUID().replaceAll('-', '');
+        const partSubject = this.#on(sessionId).part(sessionId);
+        for (let index = 0; index < batch.parts.length; index++) {
+          const part = await this.#call(partSubject, { upload, index, count: batch.parts.length, data: batch.parts[index] }, PartReplySchema, options);
+          if (part.append !== undefined) reply = { ok: true, ...part.append };
+        }
+        if (reply === null) throw new BatonRequestError('invalid_reply', `the daemon did not append upload ${upload}`, partSubject);
+      }
+      accepted += reply.accepted;
+      duplicates += reply.duplicates;
+    }
+    if (reply === null) throw new BatonRequestError('bad_request', 'nothing to append', subject);
+    return { ...reply, accepted, duplicates };
   }
 
   /** Replaces the session's task tree. */
@@ -291,7 +322,12 @@ export class BatonClient {
     options: CallOptions | undefined,
     minTimeoutMs = 0,
   ): Promise<z.output<S>> {
-    const reply = await this.#transport.request(subject, encodeRequest(body, this.encoding), {
+    return await this.#send(subject, encodeRequest(body, this.encoding), schema, options, minTimeoutMs);
+  }
+
+  /** `#call` with the request already encoded. */
+  async #send<S extends z.ZodType>(subject: string, data: Uint8Array, schema: S, options: CallOptions | undefined, minTimeoutMs = 0): Promise<z.output<S>> {
+    const reply = await this.#transport.request(subject, data, {
       timeoutMs: options?.timeoutMs ?? Math.max(this.#timeoutMs, minTimeoutMs),
       headers: contentTypeHeaders(this.encoding),
     });

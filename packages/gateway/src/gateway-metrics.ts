@@ -1,5 +1,5 @@
 import type { ProviderApi } from '@baton/protocol';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * How the gateway handled a request: `recorded` (a conversation call recorded in a daemon session), `passthrough`
@@ -27,6 +27,8 @@ export class GatewayMetrics {
   readonly #requests: Counter<'api' | 'route' | 'status' | 'rewritten'>;
   readonly #upstreamHeaders: Histogram<'api' | 'status'>;
   readonly #upstreamSeconds: Histogram<'api' | 'status'>;
+  readonly #recordingFailures: Counter;
+  readonly #stalled: Gauge;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -51,6 +53,27 @@ export class GatewayMetrics {
       buckets: UPSTREAM_BUCKETS,
       registers,
     });
+    this.#recordingFailures = new Counter({
+      name: 'baton_gateway_recording_failures_total',
+      help: "Appends of a session's messages the daemon did not take (down, refused): each is tried again with the session's next call.",
+      registers,
+    });
+    this.#stalled = new Gauge({
+      name: 'baton_gateway_recording_stalled_sessions',
+      help: 'Sessions whose recording is stalled: messages the daemon did not take yet, tried again with their next call.',
+      registers,
+    });
+  }
+
+  /** Recording a session's messages failed; `stalls`: the session was recording until now. */
+  recordingFailed(stalls: boolean): void {
+    this.#recordingFailures.inc();
+    if (stalls) this.#stalled.inc();
+  }
+
+  /** A stalled session's messages were recorded again. */
+  recordingResumed(): void {
+    this.#stalled.dec();
   }
 
   /** A request ended for the agent: with `status` (its HTTP status, or `aborted`). */

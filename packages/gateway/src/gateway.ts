@@ -148,6 +148,7 @@ export class BatonGateway {
       projectId: options.projectId ?? 'default',
       contextWindow: (model) => contextWindowOf(model, options.contextWindows ?? {}, options.contextWindow ?? 128_000),
       log: this.#log,
+      ...(this.#metrics !== null ? { onRecording: (e: { failed: boolean; stalls: boolean }) => (e.failed ? this.#metrics?.recordingFailed(e.stalls) : this.#metrics?.recordingResumed()) } : {}),
     });
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
@@ -431,7 +432,7 @@ export class BatonGateway {
     if (recorded === null || session === undefined || reader === null || upstream.aborted) return null;
     const reply = reader.reply();
     if (reply === null) return null;
-    this.#recorder.completed(session, recorded.prepared.toAppend, recorded.prepared.replyIndex, reply);
+    this.#recorder.completed(session, recorded.prepared.toAppend, recorded.prepared.from, recorded.prepared.replyIndex, reply);
     return null;
   }
 }

@@ -45,6 +45,13 @@ export interface GatewaySession {
    * agent's next history starts from that summary and continues this slice (`adoptCompaction`).
    */
   compaction: { readonly summary: string; readonly context: readonly Message[] } | null;
+  /**
+   * Recording is stalled: an append the daemon did not take was rolled back (`recorded` ends before its messages), and
+   * the session's next call sends them again, from the first unrecorded one.
+   */
+  stalled: boolean;
+  /** Roll-backs so far: an append queued before one is not sent (the next call carries its messages again, in order). */
+  rollbacks: number;
 }
 
 /** A history item as the daemon records it, with its digest. */
@@ -60,6 +67,8 @@ export interface Prepared {
   readonly body: Uint8Array;
   /** The history items to append once the upstream answered (empty when they were appended already). */
   readonly toAppend: readonly Recorded[];
+  /** How many items of the slice were recorded when the call was prepared (`toAppend` follows them). */
+  readonly from: number;
   /** Where the agent's echo of this call's reply will start in its history. */
   readonly replyIndex: number;
   /** Whether the request goes upstream rewritten onto a rebuilt context. */
@@ -73,6 +82,8 @@ export interface RecorderOptions {
   readonly projectId: string;
   readonly contextWindow: (model: string) => number;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+  /** Recording a slice's messages failed (`stalls`: it was recording until now), or a stalled slice recorded again. */
+  readonly onRecording?: (event: { readonly failed: boolean; readonly stalls: boolean }) => void;
 }
 
 /** Slices kept per session key (the oldest is forgotten past this; its daemon session stays as it is). */
@@ -253,7 +264,24 @@ export class SessionRecorder {
         }
       }
       const { usableWindow } = opened;
-      session = { key, daemonSessionId, slice, owner, api: api.api, model: req.model, usableWindow, recorded: [], pending: null, substitution: null, rewrites: 0, appending: Promise.resolve(), calibration: null, compaction: null };
+      session = {
+        key,
+        daemonSessionId,
+        slice,
+        owner,
+        api: api.api,
+        model: req.model,
+        usableWindow,
+        recorded: [],
+        pending: null,
+        substitution: null,
+        rewrites: 0,
+        appending: Promise.resolve(),
+        calibration: null,
+        compaction: null,
+        stalled: false,
+        rollbacks: 0,
+      };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
       this.#slices.set(key, slices);
@@ -273,7 +301,7 @@ export class SessionRecorder {
     if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
       return await this.#overflow(session, api, req, bytes, toAppend, options.refused);
     }
-    return { session, body: this.#rewrite(session, api, req, bytes), toAppend, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend, from: session.recorded.length, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
   }
 
   /**
@@ -324,7 +352,7 @@ export class SessionRecorder {
     } catch (err) {
       this.#o.log('warn', 'the rebuild failed: the request goes on the context it had', { session: session.key, error: err instanceof Error ? err.message : String(err) });
     }
-    return { session, body: this.#rewrite(session, api, req, bytes), toAppend: [], replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend: [], from: session.recorded.length, replyIndex: history.length, rewritten: session.substitution !== null, rebuilt };
   }
 
   /** The history items not recorded yet, as daemon messages (the pending reply's facts on its echo's last item). */
@@ -367,9 +395,27 @@ export class SessionRecorder {
    * keeps the calibration the daemon reports with its state.
    */
   async #append(session: GatewaySession, records: readonly Recorded[]): Promise<void> {
-    for (let i = 0; i < records.length; i += MAX_APPEND_MESSAGES) {
-      const reply = await this.#o.client.append(session.daemonSessionId, records.slice(i, i + MAX_APPEND_MESSAGES).map((r) => r.message));
-      if (reply.state.calibration !== undefined) session.calibration = reply.state.calibration;
+    try {
+      // The client splits each request further where its bytes are over the transport's max payload.
+      for (let i = 0; i < records.length; i += MAX_APPEND_MESSAGES) {
+        const reply = await this.#o.client.append(session.daemonSessionId, records.slice(i, i + MAX_APPEND_MESSAGES).map((r) => r.message));
+        if (reply.state.calibration !== undefined) session.calibration = reply.state.calibration;
+      }
+    } catch (err) {
+      const stalls = !session.stalled;
+      session.stalled = true;
+      this.#o.onRecording?.({ failed: true, stalls });
+      this.#o.log('warn', 'recording stalled: the daemon did not take the messages of a call; the next call of the session sends them again', {
+        session: session.key,
+        daemonSession: session.daemonSessionId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      throw err;
+    }
+    if (session.stalled && records.length > 0) {
+      session.stalled = false;
+      this.#o.onRecording?.({ failed: false, stalls: false });
+      this.#o.log('info', 'recording resumed', { session: session.key, daemonSession: session.daemonSessionId });
     }
   }
 
@@ -378,14 +424,21 @@ export class SessionRecorder {
    * has them) and are appended behind the appends before them; its reply is recorded when the agent echoes it at
    * `index`. An append the daemon refuses is forgotten, so the agent's next call carries those items again.
    */
-  completed(session: GatewaySession, records: readonly Recorded[], index: number, reply: AgentReply): void {
-    const from = session.recorded.length;
-    session.recorded.push(...records.map((r) => r.digest));
+  completed(session: GatewaySession, records: readonly Recorded[], from: number, index: number, reply: AgentReply): void {
     session.pending = { index, reply };
+    // A roll-back since the call was prepared (an earlier call's append failed): its items are not the next ones to
+    // record any more; the next call carries them again with the ones before them.
+    if (session.recorded.length !== from) return;
+    session.recorded.push(...records.map((r) => r.digest));
+    const rollbacks = session.rollbacks;
     session.appending = session.appending
-      .then(() => this.#append(session, records))
-      .catch((err: unknown) => {
-        this.#o.log('warn', 'the daemon refused a recorded call', { session: session.key, error: err instanceof Error ? err.message : String(err) });
+      .then(async () => {
+        // Queued behind an append that failed: not sent, so nothing is recorded after a gap.
+        if (session.rollbacks === rollbacks) await this.#append(session, records);
+      })
+      .catch(() => {
+        // Logged and counted in #append; every item from this call's first on is sent again with the next call.
+        session.rollbacks++;
         if (session.recorded.length > from) session.recorded.length = from;
       });
   }

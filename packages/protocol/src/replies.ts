@@ -67,6 +67,14 @@ export const AppendReplySchema = z.object({
 });
 export type AppendReply = z.infer<typeof AppendReplySchema>;
 
+/** A `part` stored (`received`: parts of its upload in so far); the last one carries the reply of the append it made. */
+export const PartReplySchema = z.object({
+  ok,
+  received: CountSchema,
+  append: AppendReplySchema.omit({ ok: true }).optional(),
+});
+export type PartReply = z.infer<typeof PartReplySchema>;
+
 export const TasksReplySchema = z.object({ ok, count: CountSchema });
 export type TasksReply = z.infer<typeof TasksReplySchema>;
 

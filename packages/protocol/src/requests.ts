@@ -125,6 +125,23 @@ export const AppendRequestSchema = z.strictObject({
 });
 export type AppendRequest = z.infer<typeof AppendRequestSchema>;
 
+/** Largest `append` the daemon reassembles from parts, in bytes of its JSON text. */
+export const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `session.<sid>.part`: one part of an `append` request too large for one message (over the server's max payload).
+ * `data` is base64 of a slice of the append request's JSON text (`{"messages":[…]}`); parts `0 … count-1` of one
+ * `upload` may come in any order, and once all are in the daemon appends the reassembled request (as if it had come
+ * whole) and answers that part with its append reply. The other parts are answered with what it has received.
+ */
+export const PartRequestSchema = z.strictObject({
+  upload: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'upload id must match [A-Za-z0-9_-]{8,64}'),
+  index: z.number().int().nonnegative(),
+  count: z.number().int().positive().max(4096),
+  data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'data must be base64'),
+}).refine((r) => r.index < r.count, { message: 'index must be below count', path: ['index'] });
+export type PartRequest = z.infer<typeof PartRequestSchema>;
+
 export const TaskItemSchema = z.strictObject({
   id: NonEmptyStringSchema,
   parent_id: NonEmptyStringSchema.optional(),

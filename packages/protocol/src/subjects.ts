@@ -11,7 +11,7 @@ export const DEFAULT_PREFIX = 'baton';
 export const OPEN_QUEUE_GROUP = 'baton';
 
 /** Session request verbs, i.e. the last token of `<prefix>.v1.session.<sid>.<verb>` for requests. */
-export const SESSION_VERBS = ['append', 'tasks', 'checkpoint', 'rebuild', 'status', 'close'] as const;
+export const SESSION_VERBS = ['append', 'part', 'tasks', 'checkpoint', 'rebuild', 'status', 'close'] as const;
 export type SessionVerb = (typeof SESSION_VERBS)[number];
 
 /**
@@ -35,6 +35,7 @@ export interface ProjectSubjects {
   readonly open: string;
   readonly sessions: string;
   append(sessionId: string): string;
+  part(sessionId: string): string;
   tasks(sessionId: string): string;
   checkpoint(sessionId: string): string;
   rebuild(sessionId: string): string;
@@ -54,6 +55,8 @@ export interface Subjects {
   /** `<prefix>.v1.runtime.sessions`: each daemon lists its own sessions (no queue group). Additive to v1. */
   readonly runtimeSessions: string;
   append(sessionId: string): string;
+  /** `append` too large for one message, in parts (additive to v1). */
+  part(sessionId: string): string;
   tasks(sessionId: string): string;
   checkpoint(sessionId: string): string;
   rebuild(sessionId: string): string;
@@ -96,6 +99,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
       open: `${head}.open`,
       sessions: `${head}.sessions`,
       append: scoped('append'),
+      part: scoped('part'),
       tasks: scoped('tasks'),
       checkpoint: scoped('checkpoint'),
       rebuild: scoped('rebuild'),
@@ -112,6 +116,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
     runtimeDrain: `${base}.runtime.drain`,
     runtimeSessions: `${base}.runtime.sessions`,
     append: session('append'),
+    part: session('part'),
     tasks: session('tasks'),
     checkpoint: session('checkpoint'),
     rebuild: session('rebuild'),

@@ -6,6 +6,8 @@ import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from
 import {
   AppendReplySchema,
   AppendRequestSchema,
+  PartRequestSchema,
+  PartReplySchema,
   CheckpointReplySchema,
   CheckpointRequestSchema,
   CloseReplySchema,
@@ -55,6 +57,7 @@ import { joinCluster } from './join-cluster.ts';
 import { answerRequest } from './answer-request.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
 import { listSessions } from './session-list.ts';
+import { AppendUploads } from './append-uploads.ts';
 import { SessionService } from './session-service.ts';
 import { resolveWaits, type Waits } from './waits.ts';
 
@@ -76,6 +79,8 @@ export class BatonDaemon {
   readonly #o: DaemonOptions;
   readonly #pool: HostPool;
   readonly #sessions: SessionService;
+  /** Append requests arriving in parts (too large for one message). */
+  readonly #uploads = new AppendUploads();
   readonly #subs: TransportSubscription[] = [];
   readonly #startedAt: number;
   readonly #clock: Clock;
@@ -324,6 +329,7 @@ export class BatonDaemon {
       });
     };
     verb('append', AppendRequestSchema, AppendReplySchema, (b, id) => this.#sessions.append(id, b.messages));
+    verb('part', PartRequestSchema, PartReplySchema, (b, id) => this.#uploads.part(id, b, (messages) => this.#sessions.append(id, messages)));
     verb('tasks', TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(id, b.tasks));
     verb('checkpoint', CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(id));
     verb('rebuild', RebuildRequestSchema, RebuildReplySchema, (b, id) =>
