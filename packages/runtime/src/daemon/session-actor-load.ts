@@ -64,24 +64,16 @@ export async function loadActor(deps: ActorLoadDeps, sessionId: string): Promise
 
 /**
  * What a session loaded in this process may still carry of the previous one, in order, each judged on the
- * session's summary after the input of the step before was folded: the input that clears it, or null.
+ * session's summary after the input of the step before was folded: the input that clears it, or null. `settlement`
+ * gives the settlement of a writer that held the slot (`restartSettlement`: the outcome its own stream reached, else
+ * cancelled).
  */
-export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean) => SessionInputRecord | null)[] = [
+export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean, settlement: (writerId: string) => SessionInputRecord) => SessionInputRecord | null)[] = [
   // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
   (s) => (s.rebuildRequestId !== null ? { type: 'rebuild.abandoned', payload: { requestId: s.rebuildRequestId, reason: 'daemon restarted' } } : null),
   // The drain was the previous process's (its shutdown): this daemon lets writers start again.
   (s, draining) => (s.draining && !draining ? { type: 'drain.lifted', payload: {} } : null),
-  // The writer that held the slot died with the previous process: settle it so the session can write again.
-  (s) =>
-    s.writerId !== null
-      ? {
-          type: 'writer.settled',
-          payload: {
-            writerId: s.writerId,
-            outcome: 'cancelled',
-            failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
-            reason: 'daemon restarted',
-          },
-        }
-      : null,
+  // The writer that held the slot ended with the previous process (settled in its own stream, or not at all):
+  // settle it so the session can write again.
+  (s, _draining, settlement) => (s.writerId !== null ? settlement(s.writerId) : null),
 ];

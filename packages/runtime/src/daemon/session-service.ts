@@ -43,6 +43,7 @@ import { newMessages } from './message-key.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './session-actor-load.ts';
 import { loggedProjectOf } from './session-list.ts';
+import { restartSettlement } from './logged-settlement.ts';
 import { SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
@@ -212,7 +213,7 @@ export class SessionService {
     this.#writerKeys.loaded(sessionId);
     this.#sessions.add(session);
     for (const step of RESTART_STEPS) {
-      const input = step(session.summary, this.#draining);
+      const input = step(session.summary, this.#draining, (writerId) => restartSettlement(this.#log.log, writerId));
       if (input !== null) await this.#fold(session, await this.#append(sessionId, input));
     }
     this.#sessions.makeRoom(sessionId);
