@@ -261,7 +261,9 @@ export class BatonGateway {
         prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner });
       } catch (err) {
         if (err instanceof BatonRequestError && err.code === 'forbidden') {
-          // The daemon's log binds the session to another credential (another gateway bound it, or an operator did).
+          // The daemon's log binds the session to another credential (another gateway bound it, or an operator did):
+          // the next request asks the daemon whose it is.
+          this.#owners.delete(key);
           track.route = 'forbidden';
           sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
           return;
