@@ -70,6 +70,9 @@ export interface GatewayOptions {
 /** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
 const MAX_KNOWN_OWNERS = 10_000;
 
+/** How long a binding the gateway learnt refuses other credentials before the daemon is asked again. */
+const OWNER_RECHECK_MS = 30_000;
+
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
 const APIS: readonly AgentApi[] = [chatApi, responsesApi, anthropicApi];
 
@@ -124,6 +127,8 @@ export class BatonGateway {
    * its first call the upstream accepted (never the credential). Learnt from the daemon on a key's first request.
    */
   readonly #owners = new Map<string, string | null>();
+  /** When the daemon was last asked about each key in `#owners` (`performance.now()`). */
+  readonly #ownersAsked = new Map<string, number>();
   readonly #ownerSecret: Uint8Array;
   readonly #passthrough: readonly string[];
   readonly #log: GatewayLogger;
@@ -304,6 +309,10 @@ export class BatonGateway {
    * answer leaves the question to `open`, which checks the same binding before anything is recorded or rebuilt.
    */
   async #mayUse(key: string, owner: string): Promise<boolean> {
+    // A refusal on what the gateway learnt a while ago is checked with the daemon first: an operator may have rebound
+    // the session (`baton rebind`) while this gateway kept running.
+    const known = this.#owners.get(key);
+    if (known !== undefined && known !== null && known !== owner && performance.now() - (this.#ownersAsked.get(key) ?? 0) > OWNER_RECHECK_MS) this.#owners.delete(key);
     if (!this.#owners.has(key)) {
       let bound: string | null = null;
       try {
@@ -315,17 +324,22 @@ export class BatonGateway {
           return true;
         }
       }
+      this.#ownersAsked.set(key, performance.now());
       if (!this.#owners.has(key)) this.#remember(key, bound);
     }
-    const known = this.#owners.get(key);
-    return known === null || known === undefined || known === owner;
+    const bound = this.#owners.get(key);
+    return bound === null || bound === undefined || bound === owner;
   }
 
   /** Remembers a session key's owner, forgetting the oldest past `MAX_KNOWN_OWNERS` (it is asked again if needed). */
   #remember(key: string, owner: string | null): void {
     this.#owners.delete(key);
     this.#owners.set(key, owner);
-    if (this.#owners.size > MAX_KNOWN_OWNERS) this.#owners.delete(this.#owners.keys().next().value as string);
+    if (this.#owners.size > MAX_KNOWN_OWNERS) {
+      const oldest = this.#owners.keys().next().value as string;
+      this.#owners.delete(oldest);
+      this.#ownersAsked.delete(oldest);
+    }
   }
 
   /**
