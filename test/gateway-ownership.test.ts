@@ -27,22 +27,35 @@ describe('gateway: a session belongs to the credential that opened it, as its lo
   const logNow = (): LmdbEventLog => up?.log ?? rig.log;
   const origin = (): string => (up?.gateway ?? rig.gateway).baseURL.replace(/\/v1$/, '');
 
-  /** Stops what runs now (the rig's first daemon and gateway, or the last restart's); `between` runs with all stopped. */
-  async function restart(between?: () => Promise<void>): Promise<void> {
+  /** One bus for every restart: a gateway kept running reaches the daemon started after it. */
+  const bus = new MemoryBus();
+
+  /**
+   * Stops what runs now (the rig's first daemon and gateway, or the last restart's) and starts it again; `between`
+   * runs while no daemon runs. `keepGateway`: only the daemon restarts (a separate `baton gateway` that kept running).
+   */
+  async function restart(between?: () => Promise<void>, options: { keepGateway?: boolean } = {}): Promise<void> {
+    let kept: BatonGateway | null = null;
+    let keptTransport: MemoryTransport | null = null;
     if (up === null) {
       await rig.gateway.close();
       await rig.daemon.stop();
       await rig.log.close();
     } else {
-      await up.gateway.close();
+      if (options.keepGateway === true) {
+        kept = up.gateway;
+        keptTransport = up.transports[1] ?? null;
+      } else {
+        await up.gateway.close();
+        await up.transports[1]?.close();
+      }
       await up.daemon.stop();
-      for (const t of up.transports) await t.close();
+      await up.transports[0]?.close();
       await up.log.close();
     }
     await between?.();
     const log = LmdbEventLog.open({ path: join(rig.dataDir, 'events') });
-    const bus = new MemoryBus();
-    const transports = [new MemoryTransport(bus), new MemoryTransport(bus)] as const;
+    const transports = [new MemoryTransport(bus), keptTransport ?? new MemoryTransport(bus)] as const;
     const daemon = BatonDaemon.start({
       transport: transports[0],
       log,
@@ -52,8 +65,9 @@ describe('gateway: a session belongs to the credential that opened it, as its lo
       tail: TEST_TAIL,
     });
     await daemon.ready();
-    // The secret is read back from the data dir, as `baton up` does at every start.
-    const gateway = await BatonGateway.start({ upstream: rig.tap.url, client: new BatonClient(transports[1]), ownerSecret: loadOwnerSecret(rig.dataDir) });
+    // The secret is read back from the data dir, as `baton up` does at every start. A binding the gateway learnt is
+    // checked with the daemon again before every refusal (not only after 30 s), so a rebind shows at once.
+    const gateway = kept ?? (await BatonGateway.start({ upstream: rig.tap.url, client: new BatonClient(transports[1]), ownerSecret: loadOwnerSecret(rig.dataDir), ownerRecheckMs: 0 }));
     up = { log, daemon, gateway, transports: [...transports] };
   }
 
@@ -130,12 +144,16 @@ describe('gateway: a session belongs to the credential that opened it, as its lo
     await up?.daemon.sessions.flushDecisions();
     expect(verifySession(logNow(), sid).divergence).toBeNull();
 
-    // The user rotates their key: whoever holds the data dir rebinds the session (and its slice) with the daemon stopped.
+    // The user rotates their key: whoever holds the data dir rebinds the session (and its slice) with the daemon
+    // stopped; the gateway, a separate process here, keeps running and takes the new key at once.
     const lines: string[] = [];
-    await restart(async () => {
-      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-      expect(await runRebind(sid, { dataDir: rig.dataDir, key: KEY_A2 }, io)).toBe(0);
-    });
+    await restart(
+      async () => {
+        const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+        expect(await runRebind(sid, { dataDir: rig.dataDir, key: KEY_A2 }, io)).toBe(0);
+      },
+      { keepGateway: true },
+    );
     expect(lines.join('\n')).toContain(`${sid}-s1`);
     expect(sessionOwner(logNow(), sid)).toBe(ownerDigest(secret, KEY_A2));
     expect(sessionOwner(logNow(), `${sid}-s1`)).toBe(ownerDigest(secret, KEY_A2));

@@ -65,12 +65,17 @@ export interface GatewayOptions {
    * gateway. Default: none.
    */
   readonly passthrough?: readonly string[];
+  /**
+   * How long a binding the gateway learnt refuses other credentials before it asks the daemon again (default 30 s):
+   * a session rebound while the gateway kept running then takes the new key.
+   */
+  readonly ownerRecheckMs?: number;
 }
 
 /** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
 const MAX_KNOWN_OWNERS = 10_000;
 
-/** How long a binding the gateway learnt refuses other credentials before the daemon is asked again. */
+/** How long a binding the gateway learnt refuses other credentials before the daemon is asked again (default). */
 const OWNER_RECHECK_MS = 30_000;
 
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
@@ -129,6 +134,7 @@ export class BatonGateway {
   readonly #owners = new Map<string, string | null>();
   /** When the daemon was last asked about each key in `#owners` (`performance.now()`). */
   readonly #ownersAsked = new Map<string, number>();
+  readonly #ownerRecheckMs: number;
   readonly #ownerSecret: Uint8Array;
   readonly #passthrough: readonly string[];
   readonly #log: GatewayLogger;
@@ -146,6 +152,7 @@ export class BatonGateway {
     this.#writerKeys = options.writerKeys ?? null;
     this.#ownerSecret = options.ownerSecret ?? randomBytes(32);
     this.#passthrough = (options.passthrough ?? []).map(checkPassthroughPrefix);
+    this.#ownerRecheckMs = options.ownerRecheckMs ?? OWNER_RECHECK_MS;
     this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
     this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
     this.#recorder = new SessionRecorder({
@@ -312,7 +319,7 @@ export class BatonGateway {
     // A refusal on what the gateway learnt a while ago is checked with the daemon first: an operator may have rebound
     // the session (`baton rebind`) while this gateway kept running.
     const known = this.#owners.get(key);
-    if (known !== undefined && known !== null && known !== owner && performance.now() - (this.#ownersAsked.get(key) ?? 0) > OWNER_RECHECK_MS) this.#owners.delete(key);
+    if (known !== undefined && known !== null && known !== owner && performance.now() - (this.#ownersAsked.get(key) ?? 0) >= this.#ownerRecheckMs) this.#owners.delete(key);
     if (!this.#owners.has(key)) {
       let bound: string | null = null;
       try {
