@@ -4,6 +4,7 @@ import { contentTypeHeaders, encodeRequest, type Message } from '@baton/protocol
 import { verifySession } from '@baton/runtime';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionsTable } from '../packages/cli/src/format/runtime-format.ts';
 import { SdkAgent, agentResponder } from './support/gateway-agent.ts';
 import { recordedMessages, startGatewayRig, until, type GatewayRig } from './support/gateway-rig.ts';
 
@@ -107,7 +108,7 @@ describe('gateway: every message is recorded, whatever its size, and a failed re
     expect(verifySession(rig.log, sid).divergence).toBeNull();
   });
 
-  it('marks the session stalled when the daemon refuses its appends (a warning naming it, a metric) and records from the first missing message on its next call', { timeout: 120_000 }, async () => {
+  it('marks the session stalled when the daemon refuses its appends (a warning naming it, a metric, baton sessions) and records from the first missing message on its next call', { timeout: 120_000 }, async () => {
     const sid = 'refused';
     const transport = refusingTransport(rig.clientTransport);
     const metrics = new GatewayMetrics();
@@ -116,6 +117,8 @@ describe('gateway: every message is recorded, whatever its size, and a failed re
       client: new BatonClient(transport),
       ownerSecret: rig.ownerSecret,
       metrics,
+      // As `baton up` does: the embedded daemon lists the session as stalled.
+      recordingStalled: (id, stalled) => rig.daemon.sessions.setRecordingStalled(id, stalled),
       logger: (level, msg, data) => {
         if (level === 'warn') warnings.push({ msg, data });
       },
@@ -135,6 +138,9 @@ describe('gateway: every message is recorded, whatever its size, and a failed re
       expect(transport.refused).toBeGreaterThan(0);
       expect(recordedMessages(rig.log, sid)).toHaveLength(before);
       expect(await stalled()).toBe(1);
+      const listed = async () => (await rig.client.runtimeSessions({ limit: 1_000 })).sessions.find((x) => x.session_id === sid);
+      expect((await listed())?.recording).toBe('stalled');
+      expect(sessionsTable({ sessions: [(await listed())!] }).join('\n')).toContain(`! ${sid}: recording stalled`);
 
       // It takes them again: the next call records everything from the first missing message on, in order, once.
       transport.refusing = false;
@@ -144,6 +150,7 @@ describe('gateway: every message is recorded, whatever its size, and a failed re
       expect(recorded.map(shape)).toEqual(agent.history.slice(1, agent.sentLength).map(shape));
       expect(new Set(recorded.map((m) => m.id)).size).toBe(recorded.length);
       expect(await stalled()).toBe(0);
+      expect((await listed())?.recording).toBeUndefined();
       await rig.daemon.sessions.flushDecisions();
       expect(verifySession(rig.log, sid).divergence).toBeNull();
     } finally {

@@ -70,6 +70,11 @@ export interface GatewayOptions {
    * a session rebound while the gateway kept running then takes the new key.
    */
   readonly ownerRecheckMs?: number;
+  /**
+   * Told when recording a daemon session stalls (`true`) and when it records again (`false`): an embedded daemon's
+   * `sessions.setRecordingStalled`, so `baton sessions` shows it.
+   */
+  readonly recordingStalled?: (sessionId: string, stalled: boolean) => void;
 }
 
 /** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
@@ -160,7 +165,12 @@ export class BatonGateway {
       projectId: options.projectId ?? 'default',
       contextWindow: (model) => contextWindowOf(model, options.contextWindows ?? {}, options.contextWindow ?? 128_000),
       log: this.#log,
-      ...(this.#metrics !== null ? { onRecording: (e: { failed: boolean; stalls: boolean }) => (e.failed ? this.#metrics?.recordingFailed(e.stalls) : this.#metrics?.recordingResumed()) } : {}),
+      onRecording: (e: { daemonSessionId: string; failed: boolean; stalls: boolean }) => {
+        if (e.failed) this.#metrics?.recordingFailed(e.stalls);
+        else this.#metrics?.recordingResumed();
+        if (e.failed && e.stalls) options.recordingStalled?.(e.daemonSessionId, true);
+        if (!e.failed) options.recordingStalled?.(e.daemonSessionId, false);
+      },
     });
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {

@@ -83,7 +83,7 @@ export interface RecorderOptions {
   readonly contextWindow: (model: string) => number;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
   /** Recording a slice's messages failed (`stalls`: it was recording until now), or a stalled slice recorded again. */
-  readonly onRecording?: (event: { readonly failed: boolean; readonly stalls: boolean }) => void;
+  readonly onRecording?: (event: { readonly daemonSessionId: string; readonly failed: boolean; readonly stalls: boolean }) => void;
 }
 
 /** Slices kept per session key (the oldest is forgotten past this; its daemon session stays as it is). */
@@ -404,7 +404,7 @@ export class SessionRecorder {
     } catch (err) {
       const stalls = !session.stalled;
       session.stalled = true;
-      this.#o.onRecording?.({ failed: true, stalls });
+      this.#o.onRecording?.({ daemonSessionId: session.daemonSessionId, failed: true, stalls });
       this.#o.log('warn', 'recording stalled: the daemon did not take the messages of a call; the next call of the session sends them again', {
         session: session.key,
         daemonSession: session.daemonSessionId,
@@ -414,7 +414,7 @@ export class SessionRecorder {
     }
     if (session.stalled && records.length > 0) {
       session.stalled = false;
-      this.#o.onRecording?.({ failed: false, stalls: false });
+      this.#o.onRecording?.({ daemonSessionId: session.daemonSessionId, failed: false, stalls: false });
       this.#o.log('info', 'recording resumed', { session: session.key, daemonSession: session.daemonSessionId });
     }
   }

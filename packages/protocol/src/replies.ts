@@ -232,6 +232,11 @@ export const RuntimeSessionSchema = z.object({
   state: SessionStateSchema.nullable(),
   closed: z.boolean(),
   last_outcome: SessionOutcomeSchema.nullable().optional(),
+  /**
+   * `stalled`: the gateway embedded with the daemon (`baton up`) could not record its latest calls into the session;
+   * they are sent again with the session's next call. Absent otherwise (and from a separate gateway's sessions).
+   */
+  recording: z.enum(['stalled']).optional(),
   error: z.string().optional(),
 });
 export type RuntimeSession = z.infer<typeof RuntimeSessionSchema>;

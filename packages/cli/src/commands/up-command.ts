@@ -134,6 +134,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       ...(anthropic !== null ? { anthropicUpstream: anthropic.baseURL } : {}),
       client: new BatonClient(clientTransport),
       ownerSecret: loadOwnerSecret(dataDir),
+      recordingStalled: (sessionId: string, stalled: boolean) => daemon.sessions.setRecordingStalled(sessionId, stalled),
       host: options.host,
       port: options.port,
       projectId: options.project,

@@ -128,6 +128,7 @@ export function sessionsTable(reply: Pick<RuntimeSessionsReply, 'sessions' | 'ne
   for (const s of sessions) {
     const over = s.state?.over_window ?? 0;
     if (over > 0) lines.push(`! ${s.session_id}: ${plural(over, 'request')} did not fit the model's window (the provider counted more or refused)`);
+    if (s.recording === 'stalled') lines.push(`! ${s.session_id}: recording stalled: the gateway could not record its latest calls; its next call sends them again`);
   }
   const count = plural(sessions.length, 'session');
   lines.push(next === undefined ? count : `${count} listed; more follow: baton sessions --after ${next}`);

@@ -478,7 +478,7 @@ export class BatonDaemon {
    * summary, the others with the state their newest decision recorded (read from the end of their stream).
    */
   runtimeSessions(req: RuntimeSessionsRequest = {}, projectId?: string): Omit<RuntimeSessionsReply, 'ok'> {
-    const live = { resident: this.#sessions.residentSummaries(), quarantined: this.#sessions.quarantinedSessions() };
+    const live = { resident: this.#sessions.residentSummaries(), quarantined: this.#sessions.quarantinedSessions(), recordingStalled: this.#sessions.recordingStalled() };
     return { daemon_id: this.id, ...listSessions(this.#o.log, live, req, projectId) };
   }
 

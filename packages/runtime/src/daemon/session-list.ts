@@ -17,6 +17,8 @@ import type { SessionSummary } from '../host/worker-messages.ts';
 export interface LiveSessions {
   readonly resident: ReadonlyMap<string, SessionSummary>;
   readonly quarantined: ReadonlyMap<string, { readonly message: string }>;
+  /** Sessions an embedded gateway could not record its latest calls into (they are sent again with the next call). */
+  readonly recordingStalled?: ReadonlySet<string>;
 }
 
 /** The state fields a summary and a recorded decision share. */
@@ -144,6 +146,7 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
     quarantined: quarantine !== undefined,
     ...rest,
     ...(lastOutcome !== undefined ? { last_outcome: lastOutcome } : {}),
+    ...(live.recordingStalled?.has(sessionId) === true ? { recording: 'stalled' as const } : {}),
     ...(errors.length > 0 ? { error: errors.join('; ') } : {}),
   };
 }

@@ -244,6 +244,22 @@ export class SessionService {
       .catch(() => {});
   }
 
+  /** Sessions an embedded gateway reported stalled (`setRecordingStalled`), for `runtime.sessions`. */
+  readonly #recordingStalled = new Set<string>();
+
+  /**
+   * An embedded gateway could not record its latest calls into `sessionId` (`stalled`), or recorded them since: shown
+   * by `runtime.sessions` (`recording: stalled`). Held in memory only.
+   */
+  setRecordingStalled(sessionId: string, stalled: boolean): void {
+    if (stalled) this.#recordingStalled.add(sessionId);
+    else this.#recordingStalled.delete(sessionId);
+  }
+
+  recordingStalled(): ReadonlySet<string> {
+    return this.#recordingStalled;
+  }
+
   /**
    * The key `sessionId`'s writers call the model with from now on (an embedded gateway hands over its agent's): held
    * in memory only, never logged; the session's worker gets it while the session is loaded. Null: the daemon's own.
