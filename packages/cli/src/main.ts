@@ -49,6 +49,7 @@ function natsUrls(value: string): string {
 function natsSecurityOptions(command: Command): Command {
   return command
     .option('--nats-creds <file>', 'NATS credentials file (JWT and NKey seed)')
+    .option('--nats-nkey <file>', 'file holding an NKey user seed (SU…), for servers that know users by their public NKey')
     .option('--nats-user <user>', 'NATS user name; the password is read from $BATON_NATS_PASSWORD')
     .option('--nats-tls-ca <file>', 'PEM file of the CA that signed the NATS servers\' certificates (connects with TLS)')
     .option('--nats-tls-cert <file>', 'PEM client certificate for mutual TLS (with --nats-tls-key)')
@@ -58,6 +59,7 @@ function natsSecurityOptions(command: Command): Command {
 
 interface NatsSecurityFlags {
   natsInboxPrefix?: string;
+  natsNkey?: string;
   natsCreds?: string;
   natsUser?: string;
   natsTlsCa?: string;
@@ -68,7 +70,7 @@ interface NatsSecurityFlags {
 /** The security flags given, without the ones left out. */
 function natsSecurityOf(o: NatsSecurityFlags): NatsSecurityFlags {
   const out: NatsSecurityFlags = {};
-  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey', 'natsInboxPrefix'] as const) if (o[k] !== undefined) out[k] = o[k];
+  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey', 'natsInboxPrefix', 'natsNkey'] as const) if (o[k] !== undefined) out[k] = o[k];
   return out;
 }
 
