@@ -266,7 +266,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
     .option('--json', 'the runtime.status reply as JSON')
     .addOption(new Option('--timeout <ms>', 'how long to wait for the daemon').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
-    .addHelpText('after', runtimeExits)
+    .addHelpText('after', `${runtimeExits}\n3 the daemon answered but does not serve yet (starting, or cannot join its cluster: the status says why).`)
     .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number } & NatsSecurityFlags) => {
       setExit(await (await runtimeCommand()).runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...natsSecurityOf(o), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io, env));
     });

@@ -134,14 +134,23 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   }
   metrics?.watch(daemon);
   writeDaemonPid(dataDir);
-  // Ready means served: start-up repair done and the subscriptions known to the server.
-  await daemon.ready();
-  await transport.flush();
-  logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
-  if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
-  const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
-  io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
-  const received = await signal.received;
+  // Ready means served: start-up repair done, the cluster joined (which may wait for the cluster to come up) and the
+  // subscriptions known to the server. A signal meanwhile stops the daemon at once.
+  const first = await Promise.race([
+    daemon.ready().then(
+      () => null,
+      () => null,
+    ),
+    signal.received,
+  ]);
+  if (first === null) {
+    await transport.flush().catch(() => {});
+    logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
+    if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
+    const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
+    io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
+  }
+  const received = first ?? (await signal.received);
   logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
   const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
   logger.info(report, 'drained');

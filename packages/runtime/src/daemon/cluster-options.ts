@@ -20,6 +20,8 @@ export interface ClusterOptions {
   readonly forwardTimeoutMs?: number;
   /** Milliseconds on a monotonic clock, for lease judgements (default `performance.now`). */
   readonly monotonic?: () => number;
+  /** Delay before the second attempt to join the cluster; it doubles up to 5 s between later ones. Default 250 ms. */
+  readonly joinRetryMs?: number;
 }
 
 export interface ResolvedClusterOptions {
@@ -29,6 +31,7 @@ export interface ResolvedClusterOptions {
   readonly durability: Durability;
   readonly forwardTimeoutMs: number;
   readonly monotonic: () => number;
+  readonly joinRetryMs: number;
 }
 
 /** Defaults applied and values checked once, at start-up; `ClusterError('config')` names the bad option. */
@@ -37,9 +40,11 @@ export function resolveClusterOptions(o: ClusterOptions): ResolvedClusterOptions
   const leaseMs = o.leaseMs ?? 15_000;
   const durability = o.durability ?? 'local';
   const forwardTimeoutMs = o.forwardTimeoutMs ?? 2_000;
+  const joinRetryMs = o.joinRetryMs ?? 250;
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new ClusterError('config', `cluster.replicas must be an integer from 1 to 5, got ${String(replicas)}`);
   if (!Number.isInteger(leaseMs) || leaseMs < 300) throw new ClusterError('config', `cluster.leaseMs must be an integer of at least 300, got ${String(leaseMs)}`);
   if (durability !== 'local' && durability !== 'replicated') throw new ClusterError('config', `cluster.durability must be local or replicated, got ${String(durability)}`);
   if (!Number.isInteger(forwardTimeoutMs) || forwardTimeoutMs < 1) throw new ClusterError('config', `cluster.forwardTimeoutMs must be a positive integer, got ${String(forwardTimeoutMs)}`);
-  return { connection: o.connection, replicas, leaseMs, durability, forwardTimeoutMs, monotonic: o.monotonic ?? (() => performance.now()) };
+  if (!Number.isInteger(joinRetryMs) || joinRetryMs < 1) throw new ClusterError('config', `cluster.joinRetryMs must be a positive integer, got ${String(joinRetryMs)}`);
+  return { connection: o.connection, replicas, leaseMs, durability, forwardTimeoutMs, monotonic: o.monotonic ?? (() => performance.now()), joinRetryMs };
 }

@@ -221,9 +221,10 @@ export class ClusterRouting {
   /**
    * Hands every session off (a drain): unsubscribes them, forgets them and deletes this daemon's heartbeat, so other
    * daemons take them over at their next `open` without waiting for the lease to expire. The caller has written
-   * everything it had for them.
+   * everything it had for them. Leaving twice does nothing more.
    */
   async leave(): Promise<void> {
+    if (this.#left) return;
     this.#left = true;
     for (const sessionId of [...this.#subs.keys()]) {
       this.#subs.get(sessionId)?.unsubscribe();

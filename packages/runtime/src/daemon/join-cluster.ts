@@ -9,6 +9,7 @@ import { hydrateSession } from '../cluster/hydrate-session.ts';
 import { joinSharedFiles, type JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import type { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
+import { DEFAULT_RETRY } from '../cluster/retry.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import type { ResolvedClusterOptions } from './cluster-options.ts';
 import { ClusterRouting } from './cluster-routing.ts';
@@ -40,14 +41,16 @@ export interface JoinedCluster {
 }
 
 /**
- * Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat, the shared project files) and sets
- * up the routing of sessions between daemons. The caller keeps both, then claims the sessions of its data directory no
- * daemon ever claimed (`routing.adoptUnclaimed()`: a claim's hydration writes through the daemon's log, which asks the
- * routing who holds what) — before any request is served.
+ * Cluster mode: one attempt to join the cluster (its JetStream resources, opened once, this daemon's heartbeat, the
+ * shared project files) and to set up the routing of sessions between daemons. The caller keeps both, then claims the
+ * sessions of its data directory no daemon ever claimed (`routing.adoptUnclaimed()`: a claim's hydration writes
+ * through the daemon's log, which asks the routing who holds what) — before any request is served. An attempt that
+ * fails after the heartbeat started leaves the cluster again, so the next attempt starts clean.
  */
 export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster> {
   const c = o.cluster;
   const membership = await ClusterMembership.join({
+    openRetry: { ...DEFAULT_RETRY, deadlineMs: 0 },
     connection: c.connection,
     names: clusterNames(o.subjects.prefix),
     daemonId: o.daemonId,
@@ -57,15 +60,21 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     wallClock: o.wallClock,
     onError: (what, err) => o.logger('warn', `cluster ${what} failed`, { error: String(err) }),
   });
-  await o.recovered;
-  const shared = await joinSharedFiles({
-    store: membership.store,
-    daemonId: o.daemonId,
-    memoryRoot: join(o.dataDir, 'memory'),
-    historyDir: join(o.dataDir, 'history'),
-    log: o.log,
-    logger: o.logger,
-  });
+  let shared: JoinedSharedFiles;
+  try {
+    await o.recovered;
+    shared = await joinSharedFiles({
+      store: membership.store,
+      daemonId: o.daemonId,
+      memoryRoot: join(o.dataDir, 'memory'),
+      historyDir: join(o.dataDir, 'history'),
+      log: o.log,
+      logger: o.logger,
+    });
+  } catch (err) {
+    await membership.stop(true);
+    throw err;
+  }
   const routing = new ClusterRouting({
     membership,
     transport: o.transport,
@@ -87,4 +96,10 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     logger: o.logger,
   });
   return { routing, shared };
+}
+
+/** Undoes a join (an attempt that failed after it, or one that succeeded after the daemon was told to stop). */
+export async function leaveJoined(joined: JoinedCluster): Promise<void> {
+  joined.shared.follower.stop();
+  await joined.routing.leave();
 }
