@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
@@ -139,10 +139,21 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   const first = await Promise.race([
     daemon.ready().then(
       () => null,
-      () => null,
+      (err: unknown) => (err instanceof PrefixInUseError ? err : null),
     ),
     signal.received,
   ]);
+  if (first instanceof PrefixInUseError) {
+    // Another daemon serves these subjects and this one is not in cluster mode: it refuses, having served nothing.
+    io.err(`baton daemon: refusing to start: ${first.message}`);
+    await daemon.stop();
+    await log.close();
+    removeDaemonPid(dataDir);
+    await transport.close();
+    await metricsServer?.close();
+    signal.dispose();
+    return 1;
+  }
   if (first === null) {
     await transport.flush().catch(() => {});
     logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');

@@ -54,6 +54,7 @@ import { SCOPE_HEADER, type ClusterRouting } from './cluster-routing.ts';
 import { joinCluster, leaveJoined, type JoinedCluster } from './join-cluster.ts';
 import { joinFailureOf, type JoinFailure } from '../cluster/join-failure.ts';
 import { retryJoin } from '../cluster/retry-join.ts';
+import { PrefixInUseError, checkPrefixFree } from './prefix-in-use.ts';
 import { answerRequest } from './answer-request.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
 import { listSessions } from './session-list.ts';
@@ -61,6 +62,9 @@ import { SessionService } from './session-service.ts';
 import { resolveWaits, type Waits } from './waits.ts';
 
 export type { DaemonLogger, DaemonOptions, ModelEndpoint } from './daemon-options.ts';
+
+/** How long a daemon without cluster mode waits for another daemon on its subjects to answer before refusing. */
+const PREFIX_CHECK_MS = 2_000;
 
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
 type ReplyBody<R extends z.ZodType> = Omit<z.input<R>, 'ok'>;
@@ -100,6 +104,9 @@ export class BatonDaemon {
   /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
   readonly #arrival = new ArrivalOrder();
   #openSubs: TransportSubscription[] = [];
+  /** Without cluster mode: resolves when no other daemon serves this daemon's subjects (`checkPrefixFree`). */
+  readonly #alone: Promise<void>;
+  readonly #subscribed: () => void;
   /** Aborted by `stop`: ends a start-up still waiting (to join the cluster) at once. */
   readonly #startup = new AbortController();
   /** Whether start-up finished (repair done and, in cluster mode, the cluster joined): the daemon serves sessions. */
@@ -139,13 +146,22 @@ export class BatonDaemon {
     const recovered = this.#recover(memoryRoot);
     // Ready also means subscribed: the flush (a round trip to the server, after `start` subscribed) makes sure the
     // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
-    this.#ready = Promise.all([recovered, this.#joinCluster(recovered)]).then(() => options.transport.flush().catch(() => {}));
-    this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
-    // A repair that failed counts as done (as for requests, see `#readyWithin`); a stopped start-up serves nothing.
-    const started = (): void => {
-      if (!this.#startup.signal.aborted) this.#serving = true;
+    // Without cluster mode, this daemon must be alone on its subjects: it asks before subscribing anything (`start`).
+    this.#alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS) : Promise.resolve();
+    let subscribed: () => void = () => {};
+    const serving = new Promise<void>((resolve) => (subscribed = resolve));
+    this.#subscribed = subscribed;
+    this.#ready = Promise.all([recovered, this.#joinCluster(recovered), this.#alone.then(() => serving)]).then(() => options.transport.flush().catch(() => {}));
+    this.#ready.catch((err: unknown) => {
+      if (err instanceof PrefixInUseError) this.#logger('error', 'refusing to serve: another daemon serves this prefix', { error: err.message, otherDaemon: err.otherDaemon });
+      else this.#logger('error', 'start-up repair failed', { error: String(err) });
+    });
+    // A repair that failed counts as done (as for requests, see `#readyWithin`); a stopped start-up, or one that found
+    // another daemon on its subjects, serves nothing.
+    const started = (err?: unknown): void => {
+      if (!this.#startup.signal.aborted && !(err instanceof PrefixInUseError)) this.#serving = true;
     };
-    this.#ready.then(started, started);
+    this.#ready.then(() => started(), started);
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
       log: appendLog,
@@ -204,7 +220,14 @@ export class BatonDaemon {
   /** Starts the pool and subscribes every protocol v1 subject. */
   static start(options: DaemonOptions): BatonDaemon {
     const d = new BatonDaemon(options);
-    d.#subscribe();
+    const subscribe = (): void => {
+      if (d.#startup.signal.aborted) return;
+      d.#subscribe();
+      d.#subscribed();
+    };
+    // Cluster mode subscribes at once (its `open` refuses until joined); otherwise once no other daemon is found.
+    if (d.#clusterOptions !== null) subscribe();
+    else d.#alone.then(subscribe, () => {});
     return d;
   }
 
@@ -295,7 +318,10 @@ export class BatonDaemon {
     await leaveJoined(joined);
   }
 
-  /** Resolves once start-up repair is done and the NATS server has every subscription of the daemon. */
+  /**
+   * Resolves once start-up repair is done and the NATS server has every subscription of the daemon. Rejects with
+   * `PrefixInUseError` when, without cluster mode, another daemon already serves its subjects (nothing is served).
+   */
   ready(): Promise<void> {
     return this.#ready;
   }
