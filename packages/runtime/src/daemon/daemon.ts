@@ -104,9 +104,8 @@ export class BatonDaemon {
   /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
   readonly #arrival = new ArrivalOrder();
   #openSubs: TransportSubscription[] = [];
-  /** Without cluster mode: resolves when no other daemon serves this daemon's subjects (`checkPrefixFree`). */
-  readonly #alone: Promise<void>;
-  readonly #subscribed: () => void;
+  /** Without cluster mode: another daemon already served this daemon's subjects at start-up (`checkPrefixFree`). */
+  #refused: PrefixInUseError | null = null;
   /** Aborted by `stop`: ends a start-up still waiting (to join the cluster) at once. */
   readonly #startup = new AbortController();
   /** Whether start-up finished (repair done and, in cluster mode, the cluster joined): the daemon serves sessions. */
@@ -146,15 +145,17 @@ export class BatonDaemon {
     const recovered = this.#recover(memoryRoot);
     // Ready also means subscribed: the flush (a round trip to the server, after `start` subscribed) makes sure the
     // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
-    // Without cluster mode, this daemon must be alone on its subjects: it asks before subscribing anything (`start`).
-    this.#alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS) : Promise.resolve();
-    let subscribed: () => void = () => {};
-    const serving = new Promise<void>((resolve) => (subscribed = resolve));
-    this.#subscribed = subscribed;
-    this.#ready = Promise.all([recovered, this.#joinCluster(recovered), this.#alone.then(() => serving)]).then(() => options.transport.flush().catch(() => {}));
+    // Without cluster mode, this daemon must be alone on its subjects. The question goes out before `start`
+    // subscribes anything (a request is published at once, so this daemon's own subscriptions do not hear it).
+    const alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS) : Promise.resolve();
+    this.#ready = Promise.all([recovered, this.#joinCluster(recovered), alone]).then(() => options.transport.flush().catch(() => {}));
     this.#ready.catch((err: unknown) => {
-      if (err instanceof PrefixInUseError) this.#logger('error', 'refusing to serve: another daemon serves this prefix', { error: err.message, otherDaemon: err.otherDaemon });
-      else this.#logger('error', 'start-up repair failed', { error: String(err) });
+      if (err instanceof PrefixInUseError) {
+        this.#refused = err;
+        // It serves nothing: its subjects are left to the daemon already there.
+        for (const sub of this.#subs) sub.unsubscribe();
+        this.#logger('error', 'refusing to serve: another daemon serves this prefix', { error: err.message, otherDaemon: err.otherDaemon });
+      } else this.#logger('error', 'start-up repair failed', { error: String(err) });
     });
     // A repair that failed counts as done (as for requests, see `#readyWithin`); a stopped start-up, or one that found
     // another daemon on its subjects, serves nothing.
@@ -220,14 +221,7 @@ export class BatonDaemon {
   /** Starts the pool and subscribes every protocol v1 subject. */
   static start(options: DaemonOptions): BatonDaemon {
     const d = new BatonDaemon(options);
-    const subscribe = (): void => {
-      if (d.#startup.signal.aborted) return;
-      d.#subscribe();
-      d.#subscribed();
-    };
-    // Cluster mode subscribes at once (its `open` refuses until joined); otherwise once no other daemon is found.
-    if (d.#clusterOptions !== null) subscribe();
-    else d.#alone.then(subscribe, () => {});
+    d.#subscribe();
     return d;
   }
 
@@ -335,7 +329,7 @@ export class BatonDaemon {
     const waited = await Promise.race([
       this.#ready.then(
         () => true,
-        () => true,
+        (err: unknown) => !(err instanceof PrefixInUseError),
       ),
       new Promise<false>((resolve) => {
         timer = this.#clock.setTimeout(() => resolve(false), ms);
@@ -387,7 +381,7 @@ export class BatonDaemon {
       subjects: this.subjects,
       draining: () => this.#draining,
       // A join that is failing is not waited for: the request is told why at once.
-      ready: () => (this.#joinFailure !== null && !this.#serving ? Promise.resolve(false) : this.#readyWithin(this.waits.startupMs)),
+      ready: () => ((this.#joinFailure !== null && !this.#serving) || this.#refused !== null ? Promise.resolve(false) : this.#readyWithin(this.waits.startupMs)),
       notReady: () => this.#notReadyError(),
       logger: this.#logger,
       ...(this.#o.observer !== undefined ? { observer: this.#o.observer } : {}),
@@ -561,6 +555,7 @@ export class BatonDaemon {
 
   /** What a request gets before start-up finished: `unavailable`, with why (reason `not_joined` in cluster mode). */
   #notReadyError(): ProtocolError {
+    if (this.#refused !== null) return new ProtocolError('unavailable', `this daemon refused to serve: ${this.#refused.message}`, { reason: 'prefix_in_use' });
     const n = this.#notServing();
     if (n.reason === 'repairing') return new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
     return new ProtocolError('unavailable', `this daemon has not joined the cluster: ${n.message}; retry`, { reason: 'not_joined', cause: n.reason });
