@@ -30,6 +30,9 @@ export interface ClusterMembershipOptions {
    * that retries the whole join itself opens them once per attempt (a deadline of 0).
    */
   readonly openRetry?: RetryPolicy;
+  /** A daemon silent this long has its heartbeat deleted (it no longer shows in listings). Absent: never. */
+  readonly forgetDeadMs?: number;
+  readonly onForgot?: (daemonId: string) => void;
 }
 
 /** A session this daemon holds, with its writer. */
@@ -102,6 +105,8 @@ export class ClusterMembership {
       // Past two thirds of the lease without a heartbeat, others may judge this daemon stale soon or already have.
       lapseMs: (options.leaseMs * 2) / 3,
       onLapse: (since) => membership?.onLapse?.(since),
+      ...(options.forgetDeadMs !== undefined ? { forgetMs: options.forgetDeadMs } : {}),
+      ...(options.onForgot !== undefined ? { onForgot: options.onForgot } : {}),
     });
     membership = new ClusterMembership(options, store, judge, heartbeat);
     await heartbeat.start();

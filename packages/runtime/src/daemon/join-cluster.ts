@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Transport, TransportSubscription } from '@baton/client';
 import type { EventLog } from '@baton/log-schema';
@@ -59,9 +60,12 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     monotonic: c.monotonic,
     wallClock: o.wallClock,
     onError: (what, err) => o.logger('warn', `cluster ${what} failed`, { error: String(err) }),
+    forgetDeadMs: c.forgetDeadMs,
+    onForgot: (daemonId) => o.logger('info', 'deleted the heartbeat of a daemon silent for too long', { daemonId, forgetDeadMs: c.forgetDeadMs }),
   });
   let shared: JoinedSharedFiles;
   try {
+    await replacePredecessor(membership, o.dataDir, o.logger);
     await o.recovered;
     shared = await joinSharedFiles({
       store: membership.store,
@@ -96,6 +100,28 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     logger: o.logger,
   });
   return { routing, shared };
+}
+
+/** Where a data directory keeps the id of the daemon that last joined a cluster with it. */
+const DAEMON_ID_FILE = 'cluster-daemon-id';
+
+/**
+ * A restart takes its predecessor's place: the previous daemon on this data directory (dead, since a data directory
+ * has one daemon) has its heartbeat deleted — its sessions are free at once and listings show one entry, not one per
+ * restart — and this daemon's id is recorded for the next one. A failure is logged, not fatal.
+ */
+async function replacePredecessor(membership: ClusterMembership, dataDir: string, logger: JoinClusterOptions['logger']): Promise<void> {
+  const file = join(dataDir, DAEMON_ID_FILE);
+  try {
+    const previous = (await readFile(file, 'utf8').catch(() => '')).trim();
+    if (previous !== '' && previous !== membership.daemonId) {
+      await membership.store.kv.delete(membership.store.names.daemonKey(previous));
+      logger('info', "deleted the heartbeat of this data directory's previous daemon", { previous });
+    }
+    await writeFile(file, `${membership.daemonId}\n`);
+  } catch (err) {
+    logger('warn', "could not replace this data directory's previous daemon in the cluster", { error: String(err) });
+  }
 }
 
 /** Undoes a join (an attempt that failed after it, or one that succeeded after the daemon was told to stop). */
