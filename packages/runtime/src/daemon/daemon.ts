@@ -475,6 +475,9 @@ export class BatonDaemon {
     const routing = this.#routing;
     if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
     if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
+    // A daemon just back from a pause (or cut off from JetStream) does not take opens until it knows what it still
+    // holds: the client's next try reaches another daemon at once.
+    if (!(await routing.takesOpens())) throw new ProtocolError('unavailable', "this daemon's lease lapsed (it was paused or cut off): it takes no open until it re-checked its sessions; retry", { reason: 'lease_uncertain' });
     const sessionId = req.session_id ?? this.#newId();
     const acquired = await routing.acquire(sessionId);
     if (!acquired.held) {
