@@ -147,7 +147,8 @@ export class BatonDaemon {
     // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
     // Without cluster mode, this daemon must be alone on its subjects. The question goes out before `start`
     // subscribes anything (a request is published at once, so this daemon's own subscriptions do not hear it).
-    const alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS) : Promise.resolve();
+    const unknown = (err: unknown): void => this.#logger('warn', 'could not ask whether another daemon serves this prefix', { error: String(err) });
+    const alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS, unknown) : Promise.resolve();
     this.#ready = Promise.all([recovered, this.#joinCluster(recovered), alone]).then(() => options.transport.flush().catch(() => {}));
     this.#ready.catch((err: unknown) => {
       if (err instanceof PrefixInUseError) {

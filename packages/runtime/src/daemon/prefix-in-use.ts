@@ -21,9 +21,10 @@ export class PrefixInUseError extends Error {
 /**
  * Asks the subjects' `runtime.status` whether a daemon already answers there (before this one subscribes anything):
  * nobody subscribed (`no_responders`, answered at once) resolves; a daemon answering, or something subscribed that
- * does not answer within `timeoutMs`, rejects with `PrefixInUseError` naming it and the two ways out.
+ * does not answer within `timeoutMs`, rejects with `PrefixInUseError` naming it and the two ways out. A question that
+ * cannot be asked is told to `onUnknown` and resolves.
  */
-export async function checkPrefixFree(transport: Transport, subjects: Subjects, timeoutMs: number): Promise<void> {
+export async function checkPrefixFree(transport: Transport, subjects: Subjects, timeoutMs: number, onUnknown: (err: unknown) => void): Promise<void> {
   const fixes = `start every daemon with --cluster to share sessions between them, or give this one its own --prefix`;
   let other: string | null = null;
   let cluster = false;
@@ -34,7 +35,11 @@ export async function checkPrefixFree(transport: Transport, subjects: Subjects, 
     cluster = value?.cluster !== undefined;
   } catch (err) {
     if (err instanceof TransportError && err.code === 'no_responders') return;
-    if (!(err instanceof TransportError && err.code === 'timeout')) throw err;
+    if (!(err instanceof TransportError && err.code === 'timeout')) {
+      // The question could not be asked (a permission, a closed connection): the daemon starts, and says so.
+      onUnknown(err);
+      return;
+    }
     throw new PrefixInUseError(`something subscribes to ${subjects.runtimeStatus} on this NATS but did not answer within ${timeoutMs} ms (a stopped daemon?); two daemons without --cluster must not serve one prefix: ${fixes}`, null);
   }
   const who = other !== null ? `daemon ${other}` : 'another daemon';
