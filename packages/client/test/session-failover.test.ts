@@ -97,11 +97,12 @@ describe('BatonClient with failover', () => {
   });
 
   it('gives up on an open a paused daemon holds after openAttemptTimeoutMs and tries again, with the id it chose for a new session', { timeout: 20_000 }, async () => {
-    // Two daemons in the open queue group, taken in turn: the first is paused (it takes requests and never answers).
+    // Two daemons in the open queue group of project p, taken in turn: the first is paused (it takes requests and
+    // never answers).
     const tries: { daemon: string; sessionId: unknown }[] = [];
-    const paused = transport.subscribe('baton.v1.open', (msg) => tries.push({ daemon: 'paused', sessionId: (decodeRequest(msg.data, msg.headers).value as { session_id?: unknown }).session_id }), { queue: 'q' });
+    const paused = transport.subscribe('baton.v1.p.p.open', (msg) => tries.push({ daemon: 'paused', sessionId: (decodeRequest(msg.data, msg.headers).value as { session_id?: unknown }).session_id }), { queue: 'q' });
     const live = transport.subscribe(
-      'baton.v1.open',
+      'baton.v1.p.p.open',
       (msg) => {
         const body = decodeRequest(msg.data, msg.headers).value as { session_id?: string };
         tries.push({ daemon: 'live', sessionId: body.session_id });
