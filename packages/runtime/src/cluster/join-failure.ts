@@ -35,6 +35,8 @@ export interface ServerFacts {
 const REPLICAS_NOT_CLUSTERED = 10074;
 const NO_SUITABLE_PEERS = 10005;
 const INSUFFICIENT_RESOURCES = 10023;
+const CLUSTER_NOT_AVAILABLE = 10008;
+const NOT_ENABLED_FOR_ACCOUNT = 10039;
 
 /** The error a retry wrapper gave up with carries the last real one as its cause. */
 function rootOf(err: unknown): unknown {
@@ -60,6 +62,13 @@ export function joinFailureOf(err: unknown, server: ServerFacts, replicas: numbe
       const known = server.connect_urls?.length;
       const seen = known !== undefined && known > 0 ? `; ${known} servers of the cluster are known now` : '';
       return { code: 'not_enough_servers', message: `JetStream has fewer servers than --replicas ${replicas} to place the cluster's log on (JetStream error ${code}: ${text})${seen}: waiting for more servers to join, or lower --replicas` };
+    }
+    if (code === CLUSTER_NOT_AVAILABLE) {
+      // "JetStream system temporarily unavailable": a clustered server without a meta leader.
+      return { code: 'no_quorum', message: `JetStream has no leader yet${server.cluster !== undefined ? ` in cluster ${server.cluster}` : ''} (JetStream error ${code}: ${text}): waiting for a majority of its servers` };
+    }
+    if (code === NOT_ENABLED_FOR_ACCOUNT) {
+      return { code: 'jetstream_disabled', message: `JetStream is not enabled for this NATS user's account (JetStream error ${code}): enable it for the account in the server's configuration` };
     }
     return { code: 'jetstream_error', message: `JetStream refused (error ${code}): ${text}` };
   }

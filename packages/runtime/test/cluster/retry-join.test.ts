@@ -79,6 +79,9 @@ describe('joinFailureOf: the real cause of a failed join', () => {
     expectFailure(joinFailureOf(api(10074, 500, 'replicas > 1 not supported in non-clustered mode'), { jetstream: true }, 3), 'replicas_above_cluster', '--replicas 3 is more than this NATS deployment has');
     expectFailure(joinFailureOf(api(10005, 400, 'no suitable peers for placement'), { jetstream: true, cluster: 'c', connect_urls: ['a', 'b'] }, 3), 'not_enough_servers', '2 servers of the cluster are known now');
     expect(joinFailureOf(api(10052, 500, 'something else'), { jetstream: true }, 1)).toMatchObject({ code: 'jetstream_error', message: 'JetStream refused (error 10052): something else' });
+    // A clustered server without a meta leader answers this rather than timing out.
+    expectFailure(joinFailureOf(api(10008, 503, 'JetStream system temporarily unavailable'), { jetstream: true, cluster: 'prod' }, 3), 'no_quorum', 'JetStream has no leader yet in cluster prod (JetStream error 10008');
+    expect(joinFailureOf(api(10039, 503, 'jetstream not enabled for account'), { jetstream: true }, 1).code).toBe('jetstream_disabled');
   });
 
   it('tells a server without JetStream from a cluster without a leader, and names a permission refusal', () => {
