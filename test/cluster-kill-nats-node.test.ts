@@ -53,7 +53,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     expect(compared).toBe(SESSIONS * 44);
     // What `baton cluster status` shows: the log's three replicas, a leader among the survivors, the dead node offline
     // or not current; every session owned by a live daemon.
-    const status = await readClusterStatus(rig.transport.connection, clusterNames(), Date.now());
+    const status = await readClusterStatus(rig.transport.connection, clusterNames(), Date.now);
     const replicas = status.log?.replicas ?? [];
     expect(replicas).toHaveLength(3);
     expect(replicas.find((r) => r.leader)?.server).not.toBe(node.name);

@@ -126,7 +126,7 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     expect(view).toMatchObject({ durability: 'replicated', lease_ms: 1_000, paused: false, sessions_held: sessions.length });
     expect(view?.daemons.find((d) => d.daemon_id === a.daemon.id)).toMatchObject({ stale: true });
     expect(view?.daemons.find((d) => d.daemon_id === b.daemon.id)).toMatchObject({ stale: false });
-    const status = await readClusterStatus(transport.connection, clusterNames(), Date.now());
+    const status = await readClusterStatus(transport.connection, clusterNames(), Date.now);
     expect(status.daemons.map((d) => d.daemonId)).toContain(b.daemon.id);
     for (const sid of sessions) expect(status.sessions.find((s) => s.sessionId === sid)).toMatchObject({ daemonId: b.daemon.id, epoch: 2 });
     expect(status.log?.messages).toBeGreaterThan(0);

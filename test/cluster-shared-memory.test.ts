@@ -73,14 +73,14 @@ describe('cluster: the project MEMORY.md written by writers of sessions on diffe
       const client = new BatonClient(t, { timeoutMs: 10_000 });
       for (let i = 0; i < 3; i++) sessions.push({ sid: (await client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT })).session_id, client });
     }
-    let status = await readClusterStatus(a.transport.connection, clusterNames(), Date.now());
+    let status = await readClusterStatus(a.transport.connection, clusterNames(), Date.now);
     // Locality is a preference, not a rule (a subscription still propagating, a reconnect): while one daemon holds
     // every session, open more, alternating between the clients, until the other holds one too.
     const owners = (): Set<string> => new Set(sessions.flatMap((s) => status.sessions.find((o) => o.sessionId === s.sid)?.daemonId ?? []));
     for (let extra = 0; owners().size < 2 && extra < 12; extra++) {
       const client = sessions[extra % 2 === 0 ? 0 : 3]?.client as BatonClient;
       sessions.push({ sid: (await client.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT })).session_id, client });
-      status = await readClusterStatus(a.transport.connection, clusterNames(), Date.now());
+      status = await readClusterStatus(a.transport.connection, clusterNames(), Date.now);
     }
     const holder = (sid: string): Member => {
       const id = status.sessions.find((s) => s.sessionId === sid)?.daemonId;

@@ -212,7 +212,10 @@ describe("gateway holding one project's NATS credentials", () => {
         tools,
       });
     await ask('own');
-    await until(() => recordedMessages(rig.log, 'own').length > 0);
+    // Recorded in the background once the reply is complete; the limit is a hang net for a loaded machine.
+    await until(() => recordedMessages(rig.log, 'own').length > 0, 60_000).catch((err: unknown) => {
+      throw new Error(`own call not recorded; gateway said: ${JSON.stringify(warnings)}`, { cause: err });
+    });
     const opened = [...rig.log.read('session/own')].find((r) => r.type === 'session.opened')?.payload as { setup: { projectId: string } };
     expect(opened.setup.projectId).toBe('shop');
     // The agent still gets its answer; the gateway could not open the session (NATS refused it the other project's

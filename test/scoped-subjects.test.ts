@@ -8,7 +8,7 @@ import { startLoopbackModel, startNatsCluster, startNatsServer } from '@baton/te
 import { describe, expect, it } from 'vitest';
 import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
 import { TEST_TAIL, conversation } from './support/conversation.ts';
-import { DAEMON_AUTH, OPERATOR_AUTH, PROJECT_USERS, documentedPermissions, withPasswords } from './support/nats-permissions.ts';
+import { DAEMON_AUTH, OPERATOR_AUTH, PROJECT_USERS, documentedAccounts, documentedPermissions, withNkeys, withPasswords } from './support/nats-permissions.ts';
 
 const MODEL = { id: 'gpt-4o', context_window: 128_000 };
 interface Party {
@@ -89,11 +89,17 @@ async function projectsStayApart({ shop, billing, operator, records, unknownCode
     'baton.v1.open',
     'baton.v1.runtime.sessions',
     'baton.v1.runtime.status',
-    '$JS.API.INFO',
-    '$JS.API.STREAM.NAMES',
-    '$JS.API.STREAM.INFO.KV_baton_cluster',
   ]) {
     await expect(raw(subject), subject).rejects.toBeDefined();
+  }
+  // JetStream (the cluster's log and bucket): refused, or, in an account of the project's own, answered by a JetStream
+  // that has nothing of Baton's (not enabled there).
+  for (const subject of ['$JS.API.INFO', '$JS.API.STREAM.NAMES', '$JS.API.STREAM.INFO.KV_baton_cluster']) {
+    const answer = await raw(subject).then(
+      (reply) => JSON.parse(new TextDecoder().decode((reply as { data: Uint8Array }).data)) as { error?: { code: number } },
+      () => ({ error: { code: -1 } }),
+    );
+    expect(answer.error, subject).toBeDefined();
   }
   // Nothing reached the other project's session.
   expect(records(theirs)).toBe(before);
@@ -174,6 +180,42 @@ describe('per-project permissions (the documented recipe)', () => {
       await nats.stop();
       await rm(dataDir, { recursive: true, force: true });
       restore();
+    }
+  });
+
+  it('with an account per project and NKey users (the accounts recipe): the same', { timeout: 120_000 }, async () => {
+    const { seeds, restore } = withNkeys();
+    const nats = await startNatsServer({ config: await documentedAccounts() });
+    restore();
+    const model = await startLoopbackModel({ mode: 'extractive' });
+    const dataDir = await mkdtemp(join(tmpdir(), 'baton-accounts-'));
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.daemon } });
+    const daemon = BatonDaemon.start({
+      transport: daemonTransport,
+      log,
+      dataDir,
+      poolSize: 1,
+      model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
+      tail: TEST_TAIL,
+    });
+    // Each account's inboxes are its own: the default prefix will do.
+    const env = {
+      shop: await party(nats.url, { nkeySeed: seeds.shop }, '_INBOX', 'shop'),
+      billing: await party(nats.url, { nkeySeed: seeds.billing }, '_INBOX', 'billing'),
+      operator: await party(nats.url, { nkeySeed: seeds.operator }, '_INBOX'),
+    };
+    try {
+      await daemon.ready();
+      await projectsStayApart({ ...env, records: countRecords([log]), unknownCode: 'not_found', daemons: 1 });
+    } finally {
+      for (const p of [env.shop, env.billing, env.operator]) await p.transport.close();
+      await daemon.stop();
+      await daemonTransport.close();
+      await log.close();
+      await model.close();
+      await nats.stop();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 

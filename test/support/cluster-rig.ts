@@ -27,6 +27,10 @@ export interface DaemonChildConfig {
   readonly replicas: number;
   /** Subject prefix (default `baton`). */
   readonly prefix?: string;
+  /** A daemon silent this long has its heartbeat deleted by the others (default the daemon's). */
+  readonly forgetDeadMs?: number;
+  /** The data directory to serve (a restart on the same disk); default a new temporary one. */
+  readonly dataDir?: string;
 }
 
 /** A `BatonDaemon` in cluster mode in its own process (stopped by pid). */
@@ -36,19 +40,39 @@ export class DaemonChild {
   readonly child: ChildProcess;
   readonly events: ChildEvent[];
   readonly #exited: Promise<void>;
+  readonly #waiters: Set<(ev: ChildEvent) => void>;
 
-  private constructor(daemonId: string, dataDir: string, child: ChildProcess, events: ChildEvent[], exited: Promise<void>) {
+  private constructor(daemonId: string, dataDir: string, child: ChildProcess, events: ChildEvent[], exited: Promise<void>, waiters: Set<(ev: ChildEvent) => void>) {
     this.daemonId = daemonId;
     this.dataDir = dataDir;
     this.child = child;
     this.events = events;
     this.#exited = exited;
+    this.#waiters = waiters;
+  }
+
+  /** The first event (printed already, or to come) that `matches`; rejects when the daemon exits first. */
+  event(matches: (ev: ChildEvent) => boolean): Promise<ChildEvent> {
+    const seen = this.events.find(matches);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const waiter = (ev: ChildEvent): void => {
+        if (!matches(ev)) return;
+        this.#waiters.delete(waiter);
+        resolve(ev);
+      };
+      this.#waiters.add(waiter);
+      void this.#exited.then(() => {
+        if (this.#waiters.delete(waiter)) reject(new Error(`cluster daemon ${this.daemonId} exited before the awaited event`));
+      });
+    });
   }
 
   static async spawn(config: DaemonChildConfig): Promise<DaemonChild> {
-    const dataDir = await mkdtemp(join(tmpdir(), 'baton-cluster-child-'));
+    const dataDir = config.dataDir ?? (await mkdtemp(join(tmpdir(), 'baton-cluster-child-')));
     const child = spawn(process.execPath, ['--conditions=@baton/source', '--import', 'tsx', CHILD, JSON.stringify({ ...config, dataDir })], { stdio: ['ignore', 'pipe', 'pipe'] });
     const events: ChildEvent[] = [];
+    const waiters = new Set<(ev: ChildEvent) => void>();
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
@@ -61,11 +85,12 @@ export class DaemonChild {
           return;
         }
         events.push(ev);
+        for (const w of [...waiters]) w(ev);
         if (ev.ev === 'ready') resolve(String(ev['daemonId']));
       });
       void exited.then(() => reject(new Error(`cluster daemon child exited before it was ready: ${stderr}`)));
     });
-    return new DaemonChild(await ready, dataDir, child, events, exited);
+    return new DaemonChild(await ready, dataDir, child, events, exited, waiters);
   }
 
   get pid(): number {

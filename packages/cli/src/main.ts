@@ -56,6 +56,7 @@ function natsUrls(value: string): string {
 function natsSecurityOptions(command: Command): Command {
   return command
     .option('--nats-creds <file>', 'NATS credentials file (JWT and NKey seed)')
+    .option('--nats-nkey <file>', 'file holding an NKey user seed (SU…), for servers that know users by their public NKey')
     .option('--nats-user <user>', 'NATS user name; the password is read from $BATON_NATS_PASSWORD')
     .option('--nats-tls-ca <file>', 'PEM file of the CA that signed the NATS servers\' certificates (connects with TLS)')
     .option('--nats-tls-cert <file>', 'PEM client certificate for mutual TLS (with --nats-tls-key)')
@@ -65,6 +66,7 @@ function natsSecurityOptions(command: Command): Command {
 
 interface NatsSecurityFlags {
   natsInboxPrefix?: string;
+  natsNkey?: string;
   natsCreds?: string;
   natsUser?: string;
   natsTlsCa?: string;
@@ -75,7 +77,7 @@ interface NatsSecurityFlags {
 /** The security flags given, without the ones left out. */
 function natsSecurityOf(o: NatsSecurityFlags): NatsSecurityFlags {
   const out: NatsSecurityFlags = {};
-  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey', 'natsInboxPrefix'] as const) if (o[k] !== undefined) out[k] = o[k];
+  for (const k of ['natsCreds', 'natsUser', 'natsTlsCa', 'natsTlsCert', 'natsTlsKey', 'natsInboxPrefix', 'natsNkey'] as const) if (o[k] !== undefined) out[k] = o[k];
   return out;
 }
 
@@ -144,6 +146,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--durability <mode>', 'cluster mode: local (a session stays on its daemon\'s disk) or replicated (every append also in JetStream; another daemon can take the session over)').choices(['local', 'replicated']))
     .addOption(new Option('--replicas <n>', 'cluster mode: replicas of the replicated log and the KV bucket (1 on one server, 3 on a 3-node cluster; default 1)').argParser(positiveInt))
     .addOption(new Option('--lease-ms <ms>', 'cluster mode: a daemon silent this long may have its sessions taken over (default 15000)').argParser(positiveInt))
+    .addOption(new Option('--forget-dead-ms <ms>', 'cluster mode: a daemon silent this long is dropped from the cluster\'s listing (its heartbeat deleted; default 600000, at least the lease)').argParser(positiveInt))
     .addOption(dataDirOption())
     .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
@@ -156,7 +159,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
     .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; requireScopedSubjects?: boolean } & NatsSecurityFlags) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; forgetDeadMs?: number; requireScopedSubjects?: boolean } & NatsSecurityFlags) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
@@ -167,6 +170,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
               ...(o.durability !== undefined ? { durability: o.durability } : {}),
               ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
               ...(o.leaseMs !== undefined ? { leaseMs: o.leaseMs } : {}),
+              ...(o.forgetDeadMs !== undefined ? { forgetDeadMs: o.forgetDeadMs } : {}),
             },
             dataDir: o.dataDir,
             poolSize: o.poolSize,
@@ -292,7 +296,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))
     .option('--json', 'the runtime.status reply as JSON')
     .addOption(new Option('--timeout <ms>', 'how long to wait for the daemon').default(DEFAULT_RUNTIME_TIMEOUT_MS).argParser(positiveInt))
-    .addHelpText('after', runtimeExits)
+    .addHelpText('after', `${runtimeExits}\n3 the daemon answered but does not serve yet (starting, or cannot join its cluster: the status says why).`)
     .action(async (o: { nats: string; prefix?: string; json?: boolean; timeout: number } & NatsSecurityFlags) => {
       setExit(await (await runtimeCommand()).runStatus({ nats: o.nats, json: o.json === true, timeoutMs: o.timeout, ...natsSecurityOf(o), ...(o.prefix !== undefined ? { prefix: o.prefix } : {}) }, io, env));
     });

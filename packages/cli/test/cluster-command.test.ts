@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterStatusText } from '../src/commands/cluster-command.ts';
 import { main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';
 import { childEnv, completion, spawnBaton, waitForLine } from './helpers/run-baton.ts';
@@ -49,6 +50,23 @@ describe('baton daemon --cluster and baton cluster status', { timeout: 60_000 },
       code: 2,
       stderr: [`baton cluster status: no cluster on prefix nocluster: KV bucket nocluster_cluster not found at ${nats.url}`],
     });
+  });
+
+  it('prints in-step replicas with lag 0 and a log between leaders as "leader election in progress"', () => {
+    const replica = (server: string, leader: boolean): { server: string; leader: boolean; current: boolean; offline: boolean; lag: number } => ({ server, leader, current: true, offline: false, lag: 0 });
+    const lines = clusterStatusText({
+      daemons: [{ daemonId: 'baton-a', heartbeatAt: 1_000, ageMs: 400, sessions: 2, revision: 9 }],
+      sessions: [{ sessionId: 's1', epoch: 1, daemonId: 'baton-a' }],
+      log: { name: 'BATON_LOG', messages: null, bytes: null, replicas: [replica('n2', false)], electing: true },
+      bucket: { name: 'KV_baton_cluster', messages: 5, bytes: 900, replicas: [replica('n1', true), replica('n2', false), replica('n3', false)], electing: false },
+    });
+    expect(lines).toEqual([
+      'daemons (1):',
+      '  baton-a  heartbeat 0.4 s ago  says it holds 2  owns 1',
+      'sessions (1): 0 owned by a daemon with no heartbeat (taken over at their next open)',
+      'log BATON_LOG: leader election in progress; replicas: n2 current, lag 0',
+      'bucket KV_baton_cluster: 5 messages, 900 bytes; replicas: n1 (leader), n2 current, lag 0, n3 current, lag 0',
+    ]);
   });
 
   it('runs two replicated daemons that share sessions; cluster status lists them, their heartbeats and who owns what', async () => {

@@ -84,6 +84,39 @@ describe('baton daemon', { timeout: 60_000 }, () => {
     expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(false);
   });
 
+  it('refuses to start a second daemon without --cluster on the prefix another daemon serves, naming it and the fixes', async () => {
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' };
+    const child = spawnBaton(['daemon', '--nats', nats.url, '--data-dir', tempDir(), '--pool-size', '1', '--prefix', 'twice', '--log-level', 'warn'], childEnv(env));
+    const done = completion(child);
+    try {
+      await waitForLine(child, /^baton daemon ready /);
+      const transport = await NatsTransport.connect({ servers: nats.url });
+      let first: string;
+      try {
+        first = (await new BatonClient(transport, { prefix: 'twice' }).runtimeStatus()).daemon_id;
+      } finally {
+        await transport.close();
+      }
+      const secondDir = tempDir();
+      const second = await daemon(['--nats', nats.url, '--data-dir', secondDir, '--pool-size', '1', '--prefix', 'twice', '--log-level', 'silent'], env);
+      expect(second.code).toBe(1);
+      expect(second.stdout).toEqual([]);
+      expect(second.stderr).toEqual([
+        `baton daemon: refusing to start: daemon ${first} already serves prefix twice on this NATS; two daemons without --cluster on one prefix would split sessions between their data directories: start every daemon with --cluster to share sessions between them, or give this one its own --prefix`,
+      ]);
+      expect(existsSync(join(secondDir, 'daemon.pid'))).toBe(false);
+      // Another prefix on the same NATS is fine.
+      const other = spawnBaton(['daemon', '--nats', nats.url, '--data-dir', tempDir(), '--pool-size', '1', '--prefix', 'twice2', '--log-level', 'warn'], childEnv(env));
+      const otherDone = completion(other);
+      await waitForLine(other, /^baton daemon ready /);
+      other.kill('SIGTERM');
+      expect((await otherDone).code).toBe(0);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await done).code).toBe(0);
+  });
+
   it('passes BATON_DISABLE_CHECKPOINT=1 to the daemon: sessions open with checkpoints disabled and start no writer', async () => {
     const dataDir = tempDir();
     const child = spawnBaton(

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
 import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer } from '@baton/testing';
 import { describe, expect, it } from 'vitest';
-import { DAEMON_AUTH, PASSWORDS, PROJECT_USERS, documentedPermissions, withPasswords } from '../../../test/support/nats-permissions.ts';
+import { DAEMON_AUTH, PASSWORDS, PROJECT_USERS, documentedAccounts, documentedPermissions, withNkeys, withPasswords } from '../../../test/support/nats-permissions.ts';
 import { main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';
 
@@ -51,6 +51,40 @@ describe("baton sessions with a project's NATS user", () => {
     } finally {
       await shopTransport.close();
       await billingTransport.close();
+      await daemon.stop();
+      await daemonTransport.close();
+      await log.close();
+      await model.close();
+      await nats.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('signs in with an NKey seed file (--nats-nkey) under the accounts recipe, and refuses a file that holds no seed', { timeout: 60_000 }, async () => {
+    const { seeds, restore } = withNkeys();
+    const nats = await startNatsServer({ config: await documentedAccounts() });
+    restore();
+    const model = await startLoopbackModel({ mode: 'extractive' });
+    const dataDir = mkdtempSync(join(tmpdir(), 'baton-nkey-cli-'));
+    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
+    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.daemon } });
+    const daemon = BatonDaemon.start({ transport: daemonTransport, log, dataDir, poolSize: 1, model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0 } });
+    const shopTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.shop } });
+    try {
+      await daemon.ready();
+      const mine = (await new BatonClient(shopTransport).open({ project_id: 'shop', model: MODEL })).session_id;
+      const seedFile = join(dataDir, 'shop.nk');
+      writeFileSync(seedFile, `${seeds.shop}\n`, { mode: 0o600 });
+      const listed = captureIo();
+      expect(await main(['node', 'baton', 'sessions', '--nats', nats.url, '--nats-nkey', seedFile, '--project', 'shop', '--json', '--timeout', '5000'], listed, {})).toBe(0);
+      expect((JSON.parse(listed.stdout.join('\n')) as { sessions: { session_id: string }[] }).sessions.map((x) => x.session_id)).toEqual([mine]);
+      const notSeed = join(dataDir, 'not-a-seed');
+      writeFileSync(notSeed, 'hello\n');
+      const bad = captureIo();
+      expect(await main(['node', 'baton', 'sessions', '--nats', nats.url, '--nats-nkey', notSeed, '--project', 'shop'], bad, {})).toBe(1);
+      expect(bad.stderr.join('\n')).toMatch(/--nats-nkey: .* does not hold an NKey user seed/);
+    } finally {
+      await shopTransport.close();
       await daemon.stop();
       await daemonTransport.close();
       await log.close();

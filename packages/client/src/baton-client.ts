@@ -133,7 +133,9 @@ export class BatonClient {
       this.#remember(opened.session_id, req.project_id);
       return opened;
     }
-    const { attempts: _attempts, ...reply } = await this.#openRetrying(req, options, performance.now() + this.#failover.timeoutMs);
+    // Tries of `open` that may be sent again after a timeout: a new session is named here, so every try opens the same.
+    const named = this.#failover.openAttemptTimeoutMs !== undefined && req.session_id === undefined ? { ...req, session_id: globalThis.crypto.randomUUID() } : req;
+    const { attempts: _attempts, ...reply } = await this.#openRetrying(named, options, performance.now() + this.#failover.timeoutMs);
     this.#opened.set(reply.session_id, { ...req, session_id: reply.session_id });
     this.#remember(reply.session_id, req.project_id);
     return reply;
@@ -304,9 +306,12 @@ export class BatonClient {
   async #openRetrying(req: OpenRequest, options: CallOptions | undefined, deadline: number): Promise<OpenReply & { attempts: number }> {
     const failover = this.#failover;
     let delay = failover?.delayMs ?? 100;
+    // A try that a paused daemon holds is given up on after `openAttemptTimeoutMs` and sent again (see `open`).
+    const limit = failover?.openAttemptTimeoutMs;
+    const attempt = limit !== undefined && req.session_id !== undefined ? { timeoutMs: Math.min(options?.timeoutMs ?? this.#timeoutMs, limit) } : options;
     for (let attempts = 1; ; attempts++) {
       try {
-        return { ...(await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, options)), attempts };
+        return { ...(await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, attempt)), attempts };
       } catch (err) {
         if (!mayFailOver(err, true) || performance.now() + delay >= deadline) throw err;
         await sleep(delay);

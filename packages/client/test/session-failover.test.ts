@@ -1,4 +1,4 @@
-import { ProtocolError } from '@baton/protocol';
+import { ProtocolError, decodeRequest, encodeReply } from '@baton/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatonClient } from '../src/baton-client.ts';
 import { BatonRequestError } from '../src/baton-request-error.ts';
@@ -94,6 +94,31 @@ describe('BatonClient with failover', () => {
     second?.stop();
     await expect(client.checkpoint('s1', { timeoutMs: 300 })).rejects.toMatchObject({ code: 'timeout' });
     silent.unsubscribe();
+  });
+
+  it('gives up on an open a paused daemon holds after openAttemptTimeoutMs and tries again, with the id it chose for a new session', { timeout: 20_000 }, async () => {
+    // Two daemons in the open queue group of project p, taken in turn: the first is paused (it takes requests and
+    // never answers).
+    const tries: { daemon: string; sessionId: unknown }[] = [];
+    const paused = transport.subscribe('baton.v1.p.p.open', (msg) => tries.push({ daemon: 'paused', sessionId: (decodeRequest(msg.data, msg.headers).value as { session_id?: unknown }).session_id }), { queue: 'q' });
+    const live = transport.subscribe(
+      'baton.v1.p.p.open',
+      (msg) => {
+        const body = decodeRequest(msg.data, msg.headers).value as { session_id?: string };
+        tries.push({ daemon: 'live', sessionId: body.session_id });
+        msg.respond(encodeReply(openReply(body.session_id ?? 'daemon-chosen', false), 'msgpack'));
+      },
+      { queue: 'q' },
+    );
+    // A request timeout far above the test's own: only the open's attempt timeout can make the call return in time.
+    const client = new BatonClient(transport, { timeoutMs: 120_000, failover: { timeoutMs: 60_000, openAttemptTimeoutMs: 100, delayMs: 1 } });
+    const opened = await client.open({ project_id: 'p', model });
+    expect(tries.map((t) => t.daemon)).toEqual(['paused', 'live']);
+    expect(tries[0]?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(tries[1]?.sessionId).toBe(tries[0]?.sessionId);
+    expect(opened.session_id).toBe(tries[0]?.sessionId);
+    paused.unsubscribe();
+    live.unsubscribe();
   });
 
   it('throws as before without failover, and for sessions it did not open', async () => {

@@ -175,7 +175,11 @@ export type RuntimeCluster = z.infer<typeof RuntimeClusterSchema>;
  * Added to v1 later, optional (an older daemon omits them): `sessions_total`: session streams in the event log,
  * resident or not; `quarantined`: sessions set aside because their log cannot be folded; `rss_bytes`: the daemon
  * process's resident set size; `log_bytes`: size of the event log's data file (absent for an in-memory log);
- * `cluster`: present when the daemon runs in cluster mode (`RuntimeClusterSchema`).
+ * `cluster`: present when the daemon runs in cluster mode (`RuntimeClusterSchema`); `serving`: whether the daemon
+ * serves sessions (false while it finishes start-up repair or, in cluster mode, has not joined the cluster yet), with
+ * `not_serving` saying why: `reason` a stable code (`repairing`, `joining`, or why the last attempt to join failed:
+ * `jetstream_disabled`, `replicas_above_cluster`, `not_enough_servers`, `permission_denied`, `no_quorum`,
+ * `jetstream_error`, `join_failed`), `message` one sentence, `attempts` the attempts to join so far.
  */
 export const RuntimeStatusReplySchema = z.object({
   ok,
@@ -190,6 +194,8 @@ export const RuntimeStatusReplySchema = z.object({
   rss_bytes: CountSchema.optional(),
   log_bytes: CountSchema.optional(),
   cluster: RuntimeClusterSchema.optional(),
+  serving: z.boolean().optional(),
+  not_serving: z.object({ reason: NonEmptyStringSchema, message: z.string(), attempts: CountSchema.optional() }).optional(),
 });
 export type RuntimeStatusReply = z.infer<typeof RuntimeStatusReplySchema>;
 

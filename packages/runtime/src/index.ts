@@ -22,6 +22,7 @@ export { ClusterStore, type ClusterStoreOptions } from './cluster/cluster-store.
 export { SessionLog } from './cluster/session-log.ts';
 export { foldLogEntries, type LogHistory, type ReplicatedBatch } from './cluster/log-history.ts';
 export type { ClusterOptions } from './daemon/cluster-options.ts';
+export { PrefixInUseError } from './daemon/prefix-in-use.ts';
 export type { Durability } from './daemon/cluster-routing.ts';
-export { readClusterStatus, type ClusterStatus, type DaemonStatus, type SessionOwner, type AssetStatus, type ReplicaStatus } from './cluster/cluster-status.ts';
+export { readClusterStatus, assetStatusOf, type ClusterStatus, type DaemonStatus, type SessionOwner, type AssetStatus, type ReplicaStatus } from './cluster/cluster-status.ts';
 export { sessionOwner, bindSessionOwner } from './daemon/session-owner.ts';

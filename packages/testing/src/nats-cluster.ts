@@ -35,6 +35,11 @@ export interface NatsClusterOptions {
   /** Nodes (default 3; JetStream replication needs a majority of them up). */
   readonly size?: number;
   readonly binary?: string;
+  /**
+   * Nodes started now (default all): the others are started later with `restart()`, as when an operator brings a
+   * cluster up one server at a time. With fewer than all, the start does not wait for a JetStream meta leader.
+   */
+  readonly running?: number;
   /** How long to wait for each node to log "Server is ready" and for the JetStream meta leader. Default 30 s. */
   readonly readyTimeoutMs?: number;
   /** More configuration for every node, as config-file text (e.g. an `authorization { users: [...] }` block). */
@@ -148,8 +153,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   // is tried again on fresh ports, twice at most.
   for (let attempt = 1; ; attempt++) {
     try {
-      await Promise.all(ports.map((_, i) => start(i)));
-      await waitMetaLeader(ports, size, timeoutMs);
+      const running = Math.min(size, options.running ?? size);
+      await Promise.all(ports.slice(0, running).map((_, i) => start(i)));
+      if (running === size) await waitMetaLeader(ports, size, timeoutMs);
       break;
     } catch (err) {
       await stopAll();

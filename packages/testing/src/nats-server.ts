@@ -23,6 +23,8 @@ export interface NatsServerOptions {
   readonly maxPayload?: number;
   /** How long to wait for the server to accept connections. Default 10 s. */
   readonly readyTimeoutMs?: number;
+  /** Run JetStream (default true); false starts a server without it. */
+  readonly jetstream?: boolean;
   /** More `nats-server` command-line arguments, e.g. `['--user', 'u', '--pass', 'p']` or `['--auth', token]`. */
   readonly args?: readonly string[];
   /** More server configuration, as config-file text (e.g. an `authorization { users: [...] }` block). */
@@ -58,7 +60,8 @@ export function defaultBinary(): string {
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {
   const port = options.port ?? (await freePort());
   const storeDir = await mkdtemp(join(tmpdir(), 'baton-nats-'));
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(options.args ?? [])];
+  const js = options.jetstream === false ? [] : ['-js', '-sd', storeDir];
+  const args = ['-a', '127.0.0.1', '-p', String(port), ...js, ...(options.args ?? [])];
   let configPath: string | undefined;
   if (options.maxPayload !== undefined || options.config !== undefined) {
     const { writeFile } = await import('node:fs/promises');

@@ -18,7 +18,9 @@ function seconds(ms: number): string {
 
 function assetLine(label: string, a: AssetStatus): string {
   const replicas = a.replicas.map((r) => `${r.server}${r.leader ? ' (leader)' : r.offline ? ' offline' : r.current ? ` current, lag ${r.lag}` : ` behind, lag ${r.lag}`}`);
-  return `${label} ${a.name}: ${a.messages} messages, ${a.bytes} bytes; replicas: ${replicas.length > 0 ? replicas.join(', ') : 'one server (no JetStream cluster)'}`;
+  if (a.electing) return `${label} ${a.name}: leader election in progress${replicas.length > 0 ? `; replicas: ${replicas.join(', ')}` : ''}`;
+  const size = a.messages === null || a.bytes === null ? 'size unknown' : `${a.messages} messages, ${a.bytes} bytes`;
+  return `${label} ${a.name}: ${size}; replicas: ${replicas.length > 0 ? replicas.join(', ') : 'one server (no JetStream cluster)'}`;
 }
 
 /** The status as text: daemons with heartbeat ages, sessions per owner, then the log's and bucket's replicas. */
@@ -56,7 +58,7 @@ export async function runClusterStatus(options: ClusterStatusOptions, env: NodeJ
     return CLUSTER_EXIT.unreachable;
   }
   try {
-    const status = await readClusterStatus(transport.connection, clusterNames(options.prefix), Date.now());
+    const status = await readClusterStatus(transport.connection, clusterNames(options.prefix), Date.now);
     if (options.json) io.out(JSON.stringify(status));
     else for (const line of clusterStatusText(status)) io.out(line);
     return CLUSTER_EXIT.ok;

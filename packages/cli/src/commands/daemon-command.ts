@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
@@ -134,14 +134,34 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   }
   metrics?.watch(daemon);
   writeDaemonPid(dataDir);
-  // Ready means served: start-up repair done and the subscriptions known to the server.
-  await daemon.ready();
-  await transport.flush();
-  logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
-  if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
-  const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
-  io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
-  const received = await signal.received;
+  // Ready means served: start-up repair done, the cluster joined (which may wait for the cluster to come up) and the
+  // subscriptions known to the server. A signal meanwhile stops the daemon at once.
+  const first = await Promise.race([
+    daemon.ready().then(
+      () => null,
+      (err: unknown) => (err instanceof PrefixInUseError ? err : null),
+    ),
+    signal.received,
+  ]);
+  if (first instanceof PrefixInUseError) {
+    // Another daemon serves these subjects and this one is not in cluster mode: it refuses, having served nothing.
+    io.err(`baton daemon: refusing to start: ${first.message}`);
+    await daemon.stop();
+    await log.close();
+    removeDaemonPid(dataDir);
+    await transport.close();
+    await metricsServer?.close();
+    signal.dispose();
+    return 1;
+  }
+  if (first === null) {
+    await transport.flush().catch(() => {});
+    logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
+    if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
+    const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
+    io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
+  }
+  const received = first ?? (await signal.received);
   logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
   const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
   logger.info(report, 'drained');

@@ -21,8 +21,8 @@ export interface SessionsOptions extends RuntimeCommandOptions {
   readonly project?: string;
 }
 
-/** Exit codes of `baton status` and `baton sessions`. */
-export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2 } as const;
+/** Exit codes of `baton status` and `baton sessions` (`notServing`: the daemon answered but does not serve yet). */
+export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2, notServing: 3 } as const;
 
 /**
  * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on
@@ -71,13 +71,16 @@ async function withDaemon(command: string, options: RuntimeCommandOptions & { re
   }
 }
 
-/** `baton status`: the daemon's overview from `runtime.status`, as one block or (`--json`) the reply as JSON. */
+/**
+ * `baton status`: the daemon's overview from `runtime.status`, as one block or (`--json`) the reply as JSON; exit 3
+ * when the daemon answers but does not serve (still starting, or unable to join its cluster: the block says why).
+ */
 export async function runStatus(options: RuntimeCommandOptions, io: CliIo, env: NodeJS.ProcessEnv = {}): Promise<number> {
   return await withDaemon('status', options, io, env, async (client) => {
     const reply = await client.runtimeStatus();
     if (options.json) io.out(JSON.stringify(reply));
     else for (const line of statusBlock(reply, options.nats)) io.out(line);
-    return RUNTIME_EXIT.ok;
+    return reply.serving === false ? RUNTIME_EXIT.notServing : RUNTIME_EXIT.ok;
   });
 }
 

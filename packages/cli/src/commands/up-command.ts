@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
 import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
-import { BatonDaemon, DaemonMetrics, LmdbEventLog, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
@@ -145,7 +145,9 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       ...(options.writerKey === 'agent' ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
     });
   } catch (err) {
-    io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
+    // Another daemon serves the default prefix on this NATS: this one would split sessions with it.
+    if (err instanceof PrefixInUseError) io.err(`baton up: refusing to start: ${err.message}`);
+    else io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
     await stopAll();
     signal.dispose();
     return 1;

@@ -6,6 +6,7 @@ export interface ClusterFlags {
   readonly durability?: Durability;
   readonly replicas?: number;
   readonly leaseMs?: number;
+  readonly forgetDeadMs?: number;
 }
 
 /** The cluster settings a daemon starts with (the connection is added by the command). */
@@ -13,6 +14,7 @@ export interface ClusterSettings {
   readonly durability?: Durability;
   readonly replicas?: number;
   readonly leaseMs?: number;
+  readonly forgetDeadMs?: number;
 }
 
 /**
@@ -20,14 +22,16 @@ export interface ClusterSettings {
  * `--cluster` is refused (a daemon that would silently run alone is worse than one that does not start).
  */
 export function clusterSettingsOf(flags: ClusterFlags): ClusterSettings | null {
-  const tuned = (['durability', 'replicas', 'leaseMs'] as const).filter((k) => flags[k] !== undefined);
+  const tuned = (['durability', 'replicas', 'leaseMs', 'forgetDeadMs'] as const).filter((k) => flags[k] !== undefined);
+  const flag = { durability: '--durability', replicas: '--replicas', leaseMs: '--lease-ms', forgetDeadMs: '--forget-dead-ms' } as const;
   if (flags.cluster !== true) {
-    if (tuned.length > 0) throw new Error(`${tuned.map((k) => `--${k === 'leaseMs' ? 'lease-ms' : k}`).join(', ')} needs --cluster`);
+    if (tuned.length > 0) throw new Error(`${tuned.map((k) => flag[k]).join(', ')} needs --cluster`);
     return null;
   }
   return {
     ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
     ...(flags.replicas !== undefined ? { replicas: flags.replicas } : {}),
     ...(flags.leaseMs !== undefined ? { leaseMs: flags.leaseMs } : {}),
+    ...(flags.forgetDeadMs !== undefined ? { forgetDeadMs: flags.forgetDeadMs } : {}),
   };
 }

@@ -7,6 +7,8 @@ export interface NatsConnectionFlags {
   readonly nats: string;
   /** A credentials file (JWT and NKey seed), as `nsc` writes it. */
   readonly natsCreds?: string;
+  /** A file holding an NKey user's seed (`SU…`), for servers that know users by their public NKey. */
+  readonly natsNkey?: string;
   /** User name; its password comes from `$BATON_NATS_PASSWORD`. */
   readonly natsUser?: string;
   readonly natsTlsCa?: string;
@@ -32,10 +34,19 @@ export async function natsConnectionOptions(flags: NatsConnectionFlags, env: Nod
     .map((s) => s.trim())
     .filter((s) => s !== '');
   const token = env['BATON_NATS_TOKEN'];
-  const ways = [flags.natsCreds !== undefined, flags.natsUser !== undefined, token !== undefined && token !== ''].filter(Boolean).length;
-  if (ways > 1) throw new NatsOptionError('use one of --nats-creds, --nats-user (with $BATON_NATS_PASSWORD) and $BATON_NATS_TOKEN');
+  const ways = [flags.natsCreds !== undefined, flags.natsNkey !== undefined, flags.natsUser !== undefined, token !== undefined && token !== ''].filter(Boolean).length;
+  if (ways > 1) throw new NatsOptionError('use one of --nats-creds, --nats-nkey, --nats-user (with $BATON_NATS_PASSWORD) and $BATON_NATS_TOKEN');
   let auth: NatsAuth | undefined;
-  if (flags.natsCreds !== undefined) {
+  if (flags.natsNkey !== undefined) {
+    let seed: string;
+    try {
+      seed = (await readFile(flags.natsNkey, 'utf8')).trim();
+    } catch (err) {
+      throw new NatsOptionError(`--nats-nkey: cannot read ${flags.natsNkey}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!/^SU[A-Z2-7]+$/.test(seed)) throw new NatsOptionError(`--nats-nkey: ${flags.natsNkey} does not hold an NKey user seed (SU…)`);
+    auth = { nkeySeed: seed };
+  } else if (flags.natsCreds !== undefined) {
     try {
       auth = { credentials: await readFile(flags.natsCreds, 'utf8') };
     } catch (err) {

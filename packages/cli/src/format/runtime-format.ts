@@ -42,6 +42,7 @@ export function statusBlock(r: RuntimeStatusReply, url: string): string[] {
   if (r.log_bytes !== undefined) log.push(byteSize(r.log_bytes));
   const lines = [
     ['daemon', `${r.daemon_id} · up ${duration(r.uptime_ms)} · ${url}`],
+    ...(r.serving === false ? [['serving', notServingText(r.not_serving)]] : []),
     ['sessions', sessions.join(' · ')],
     ['writers', `${groupDigits(r.writers.running)} running · ${groupDigits(r.writers.queued)} queued`],
     ['pool', pool.join(' · ')],
@@ -50,6 +51,12 @@ export function statusBlock(r: RuntimeStatusReply, url: string): string[] {
     ...(r.cluster !== undefined ? [['cluster', clusterText(r.cluster)]] : []),
   ];
   return lines.map(([label, text]) => `${(label ?? '').padEnd(9)} ${text ?? ''}`);
+}
+
+/** `NO — no_quorum: JetStream did not answer … (attempt 4)`. */
+function notServingText(n: RuntimeStatusReply['not_serving']): string {
+  if (n === undefined) return 'NO';
+  return `NO — ${n.reason}: ${n.message}${n.attempts !== undefined && n.attempts > 0 ? ` (${plural(n.attempts, 'attempt')} so far)` : ''}`;
 }
 
 /** `replicated · lease 15s · holds 12 · heartbeat 0.4 s ago · 3 daemons (1 stale)`, and `paused` when it is. */

@@ -50,21 +50,22 @@ export function runBaton(args: readonly string[], env?: NodeJS.ProcessEnv): Prom
   return completion(spawnBaton(args, env));
 }
 
-/** Resolves with the first stdout line matching `pattern`; rejects if the child exits first. */
-export function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+/** Resolves with the first line of `stream` (stdout by default) matching `pattern`; rejects if the child exits first. */
+export function waitForLine(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<string> {
+  const source = stream === 'stdout' ? child.stdout : child.stderr;
   return new Promise((resolve, reject) => {
     let buffer = '';
     const onData = (d: Buffer | string): void => {
       buffer += d.toString();
       const line = buffer.split('\n').find((l) => pattern.test(l));
       if (line !== undefined) {
-        child.stdout?.off('data', onData);
+        source?.off('data', onData);
         child.off('exit', onExit);
         resolve(line);
       }
     };
     const onExit = (code: number | null): void => reject(new Error(`baton exited with ${String(code)} before printing ${String(pattern)}; output: ${buffer}`));
-    child.stdout?.on('data', onData);
+    source?.on('data', onData);
     child.once('exit', onExit);
   });
 }

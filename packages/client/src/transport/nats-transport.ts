@@ -10,7 +10,7 @@ import {
   type MsgHdrs,
   type NatsConnection,
 } from '@nats-io/nats-core';
-import { connect, credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import { messageSize } from './payload-size.ts';
 import { TransportError } from './transport-error.ts';
 import type {
@@ -33,7 +33,7 @@ export interface NatsTransportOptions {
   readonly maxReconnectAttempts?: number;
   /** Called when a subscription handler throws. Default: `console.error`. */
   readonly onHandlerError?: (err: unknown, subject: string) => void;
-  /** How the connection authenticates: user and password, a token, or a credentials file's content (JWT + NKey seed). */
+  /** How the connection authenticates: user and password, a token, a credentials file's content (JWT + NKey seed), or an NKey seed. */
   readonly auth?: NatsAuth;
   /** TLS: PEM files of the CA that signed the servers' certificates and, for mutual TLS, this client's certificate and key. */
   readonly tls?: NatsTls;
@@ -44,7 +44,12 @@ export interface NatsTransportOptions {
   readonly inboxPrefix?: string;
 }
 
-export type NatsAuth = { readonly user: string; readonly pass: string } | { readonly token: string } | { readonly credentials: string };
+export type NatsAuth =
+  | { readonly user: string; readonly pass: string }
+  | { readonly token: string }
+  | { readonly credentials: string }
+  /** An NKey user's seed (`SU…`): the server knows the user by its public key. */
+  | { readonly nkeySeed: string };
 
 export interface NatsTls {
   readonly caFile?: string;
@@ -58,6 +63,7 @@ function securityOptions(options: NatsTransportOptions): Partial<ConnectionOptio
   const auth = options.auth;
   if (auth !== undefined) {
     if ('credentials' in auth) out.authenticator = credsAuthenticator(new TextEncoder().encode(auth.credentials));
+    else if ('nkeySeed' in auth) out.authenticator = nkeyAuthenticator(new TextEncoder().encode(auth.nkeySeed.trim()));
     else if ('token' in auth) out.token = auth.token;
     else {
       out.user = auth.user;

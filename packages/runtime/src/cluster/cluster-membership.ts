@@ -8,7 +8,7 @@ import { claimSession, readTakenHistory, type ClaimOutcome, type HeldSession } f
 import { SessionEpochs } from './session-epochs.ts';
 import { SessionLog } from './session-log.ts';
 import { SessionLogWriter } from './session-log-writer.ts';
-import { withRetry } from './retry.ts';
+import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 
 export interface ClusterMembershipOptions {
   readonly connection: NatsConnection;
@@ -25,6 +25,14 @@ export interface ClusterMembershipOptions {
   /** What the heartbeat tells other daemons besides the id (sessions held). */
   readonly info?: () => Record<string, unknown>;
   readonly onError?: (what: string, err: unknown) => void;
+  /**
+   * How opening the cluster's JetStream resources retries transient failures (default: for up to 30 s). A daemon
+   * that retries the whole join itself opens them once per attempt (a deadline of 0).
+   */
+  readonly openRetry?: RetryPolicy;
+  /** A daemon silent this long has its heartbeat deleted (it no longer shows in listings). Absent: never. */
+  readonly forgetDeadMs?: number;
+  readonly onForgot?: (daemonId: string) => void;
 }
 
 /** A session this daemon holds, with its writer. */
@@ -80,7 +88,7 @@ export class ClusterMembership {
   /** Opens the cluster's JetStream resources (creating them when missing) and starts beating. */
   static async join(options: ClusterMembershipOptions): Promise<ClusterMembership> {
     // Opening is idempotent (each resource is created when missing, else opened): retried while JetStream elects leaders.
-    const store = await withRetry('open the cluster store', () => ClusterStore.open(options.connection, options.names, { replicas: options.replicas }));
+    const store = await withRetry('open the cluster store', () => ClusterStore.open(options.connection, options.names, { replicas: options.replicas }), options.openRetry ?? DEFAULT_RETRY);
     const judge = new LeaseJudge(options.leaseMs);
     const monotonic = options.monotonic ?? (() => performance.now());
     let membership: ClusterMembership | null = null;
@@ -97,6 +105,8 @@ export class ClusterMembership {
       // Past two thirds of the lease without a heartbeat, others may judge this daemon stale soon or already have.
       lapseMs: (options.leaseMs * 2) / 3,
       onLapse: (since) => membership?.onLapse?.(since),
+      ...(options.forgetDeadMs !== undefined ? { forgetMs: options.forgetDeadMs } : {}),
+      ...(options.onForgot !== undefined ? { onForgot: options.onForgot } : {}),
     });
     membership = new ClusterMembership(options, store, judge, heartbeat);
     await heartbeat.start();

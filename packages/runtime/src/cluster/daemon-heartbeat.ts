@@ -3,6 +3,7 @@ import type { QueuedIterator } from '@nats-io/nats-core';
 import type { KvWatchEntry } from '@nats-io/kv';
 import type { ClusterNames } from './cluster-names.ts';
 import type { LeaseJudge } from './lease-judge.ts';
+import { isWrongLastSequence } from './jetstream-errors.ts';
 import { withRetry } from './retry.ts';
 
 export interface DaemonHeartbeatOptions {
@@ -26,6 +27,13 @@ export interface DaemonHeartbeatOptions {
    */
   readonly onLapse?: (sinceLastMs: number) => void;
   readonly lapseMs?: number;
+  /**
+   * A daemon whose heartbeat has not changed for this long (on this daemon's clock) is taken to be dead for good and
+   * its heartbeat deleted, so listings of the cluster stop showing it. Absent: never.
+   */
+  readonly forgetMs?: number;
+  /** Told when this daemon deleted a dead daemon's heartbeat. */
+  readonly onForgot?: (daemonId: string) => void;
 }
 
 const prefixLength = 'daemon.'.length;
@@ -43,6 +51,8 @@ export class DaemonHeartbeat {
   #lastOk: number | null = null;
   #stopped = false;
   #beating: Promise<void> = Promise.resolve();
+  /** Dead daemons whose heartbeat is being deleted. */
+  readonly #forgetting = new Set<string>();
 
   constructor(options: DaemonHeartbeatOptions) {
     this.#o = options;
@@ -85,6 +95,7 @@ export class DaemonHeartbeat {
         if (this.#o.lapseMs !== undefined && since >= this.#o.lapseMs) this.#o.onLapse?.(since);
         this.#o.judge.kvOk(now);
         this.#o.judge.observe(this.#o.daemonId, revision, now);
+        this.#forgetDead(now);
       } catch (err) {
         this.#o.judge.kvFailed(this.#o.monotonic());
         this.#o.onError?.('heartbeat', err);
@@ -101,6 +112,32 @@ export class DaemonHeartbeat {
     this.#watch?.stop();
     await this.#beating;
     if (leave) await this.#o.kv.delete(this.#o.names.daemonKey(this.#o.daemonId)).catch((err: unknown) => this.#o.onError?.('leave', err));
+  }
+
+  /** Deletes the heartbeat of every daemon silent for `forgetMs` (each once at a time). */
+  #forgetDead(now: number): void {
+    const after = this.#o.forgetMs;
+    if (after === undefined) return;
+    for (const d of this.#o.judge.view(now)) {
+      if (d.gone || d.daemonId === this.#o.daemonId || d.ageMs < after || this.#forgetting.has(d.daemonId)) continue;
+      const revision = this.#o.judge.revisionOf(d.daemonId);
+      // A daemon only asked about (never seen beating) has no heartbeat to delete.
+      if (revision === 0) continue;
+      this.#forgetting.add(d.daemonId);
+      void this.#forget(d.daemonId, revision).finally(() => this.#forgetting.delete(d.daemonId));
+    }
+  }
+
+  async #forget(daemonId: string, revision: number): Promise<void> {
+    try {
+      // Only the heartbeat judged dead: one the daemon wrote since (it came back) is kept.
+      await this.#o.kv.delete(this.#o.names.daemonKey(daemonId), { previousSeq: revision });
+      this.#o.judge.left(daemonId, revision + 1);
+      this.#o.onForgot?.(daemonId);
+    } catch (err) {
+      // Another daemon deleted it first, or it beat again: nothing to do.
+      if (!isWrongLastSequence(err)) this.#o.onError?.('forget a dead daemon', err);
+    }
   }
 
   #schedule(): void {

@@ -10,9 +10,10 @@ export interface RequestContext {
   readonly maxRequestBytes: number;
   readonly subjects: Subjects;
   readonly draining: () => boolean;
-  /** Whether start-up repair finished (waiting for it a bounded time). */
+  /** Whether start-up finished (waiting for it a bounded time). */
   readonly ready: () => Promise<boolean>;
-  readonly startupMs: number;
+  /** The `unavailable` error a request gets while start-up has not finished (it says what the daemon waits for). */
+  readonly notReady: () => ProtocolError;
   readonly logger: (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
   readonly observer?: DaemonObserver;
 }
@@ -59,10 +60,9 @@ export async function answerRequest(
     if (ctx.draining() && !overview) {
       throw new ProtocolError('unavailable', 'the daemon is draining and accepts no new work');
     }
-    // Start-up repair (interrupted memory commits, stale staging) must finish before any session is served.
-    if (!overview && !(await ctx.ready())) {
-      throw new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${ctx.startupMs} ms; retry`);
-    }
+    // Start-up (repair of interrupted memory commits and stale staging; in cluster mode, the join) must finish before
+    // any session is served.
+    if (!overview && !(await ctx.ready())) throw ctx.notReady();
     const sessionId = sessionIndex === null ? null : (msg.subject.split('.')[sessionIndex] ?? null);
     const body = await handler(decoded.value, sessionId, encoding);
     msg.respond(encodeReply({ ok: true, ...body }, encoding), contentTypeHeaders(encoding));

@@ -59,6 +59,8 @@ export class ClusterRouting {
   /** Held sessions to re-check before serving: this daemon's lease lapsed since it last knew it held them. */
   readonly #suspect = new Set<string>();
   #left = false;
+  /** Re-checks of held sessions running (after a lapse of this daemon's own heartbeat). */
+  #rechecking = 0;
 
   constructor(options: ClusterRoutingOptions) {
     this.#o = options;
@@ -71,6 +73,33 @@ export class ClusterRouting {
    * and nothing more written for it.
    */
   async recheck(sinceLastMs: number): Promise<void> {
+    this.#rechecking++;
+    try {
+      await this.#recheck(sinceLastMs);
+    } finally {
+      this.#rechecking--;
+    }
+  }
+
+  /**
+   * Whether this daemon should take no `open` now: its lease is not fresh (it was paused or cut off, and others may be
+   * taking its sessions), or it is re-checking what it holds after such a lapse. The open then goes to another daemon.
+   */
+  get outOfTouch(): boolean {
+    return this.#rechecking > 0 || !this.#o.membership.leaseFresh();
+  }
+
+  /**
+   * Whether this daemon takes an `open` now: not while out of touch, after one heartbeat to find out (a heartbeat
+   * that is merely late — a busy event loop — makes the lease fresh again; one after a real lapse starts the re-check).
+   */
+  async takesOpens(): Promise<boolean> {
+    if (!this.outOfTouch) return true;
+    await this.#o.membership.beat();
+    return !this.outOfTouch;
+  }
+
+  async #recheck(sinceLastMs: number): Promise<void> {
     const m = this.#o.membership;
     const held = m.heldSessions().map((h) => h.sessionId);
     for (const sid of held) this.#suspect.add(sid);
@@ -221,9 +250,10 @@ export class ClusterRouting {
   /**
    * Hands every session off (a drain): unsubscribes them, forgets them and deletes this daemon's heartbeat, so other
    * daemons take them over at their next `open` without waiting for the lease to expire. The caller has written
-   * everything it had for them.
+   * everything it had for them. Leaving twice does nothing more.
    */
   async leave(): Promise<void> {
+    if (this.#left) return;
     this.#left = true;
     for (const sessionId of [...this.#subs.keys()]) {
       this.#subs.get(sessionId)?.unsubscribe();

@@ -53,7 +53,10 @@ import { ArrivalOrder } from './arrival-order.ts';
 import type { DaemonLogger, DaemonOptions } from './daemon-options.ts';
 import { resolveClusterOptions, type ResolvedClusterOptions } from './cluster-options.ts';
 import { SCOPE_HEADER, type ClusterRouting } from './cluster-routing.ts';
-import { joinCluster } from './join-cluster.ts';
+import { joinCluster, leaveJoined, type JoinedCluster } from './join-cluster.ts';
+import { joinFailureOf, type JoinFailure } from '../cluster/join-failure.ts';
+import { retryJoin } from '../cluster/retry-join.ts';
+import { PrefixInUseError, checkPrefixFree } from './prefix-in-use.ts';
 import { answerRequest } from './answer-request.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
 import { listSessions } from './session-list.ts';
@@ -62,6 +65,9 @@ import { SessionService } from './session-service.ts';
 import { resolveWaits, type Waits } from './waits.ts';
 
 export type { DaemonLogger, DaemonOptions, ModelEndpoint } from './daemon-options.ts';
+
+/** How long a daemon without cluster mode waits for another daemon on its subjects to answer before refusing. */
+const PREFIX_CHECK_MS = 2_000;
 
 /** A reply body as a handler returns it: the reply schema's input without `ok`, which the daemon adds. */
 type ReplyBody<R extends z.ZodType> = Omit<z.input<R>, 'ok'>;
@@ -103,6 +109,15 @@ export class BatonDaemon {
   /** Cluster mode: a session's requests reach its queue in arrival order across the ownership guard. */
   readonly #arrival = new ArrivalOrder();
   #openSubs: TransportSubscription[] = [];
+  /** Without cluster mode: another daemon already served this daemon's subjects at start-up (`checkPrefixFree`). */
+  #refused: PrefixInUseError | null = null;
+  /** Aborted by `stop`: ends a start-up still waiting (to join the cluster) at once. */
+  readonly #startup = new AbortController();
+  /** Whether start-up finished (repair done and, in cluster mode, the cluster joined): the daemon serves sessions. */
+  #serving = false;
+  /** Cluster mode, before joining: attempts so far and why the last one failed. */
+  #joinAttempts = 0;
+  #joinFailure: JoinFailure | null = null;
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
   #stopped: Promise<DrainReport> | null = null;
@@ -135,8 +150,25 @@ export class BatonDaemon {
     const recovered = this.#recover(memoryRoot);
     // Ready also means subscribed: the flush (a round trip to the server, after `start` subscribed) makes sure the
     // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
-    this.#ready = Promise.all([recovered, this.#joinCluster(recovered)]).then(() => options.transport.flush().catch(() => {}));
-    this.#ready.catch((err: unknown) => this.#logger('error', 'start-up repair failed', { error: String(err) }));
+    // Without cluster mode, this daemon must be alone on its subjects. The question goes out before `start`
+    // subscribes anything (a request is published at once, so this daemon's own subscriptions do not hear it).
+    const unknown = (err: unknown): void => this.#logger('warn', 'could not ask whether another daemon serves this prefix', { error: String(err) });
+    const alone = this.#clusterOptions === null ? checkPrefixFree(options.transport, this.subjects, PREFIX_CHECK_MS, unknown) : Promise.resolve();
+    this.#ready = Promise.all([recovered, this.#joinCluster(recovered), alone]).then(() => options.transport.flush().catch(() => {}));
+    this.#ready.catch((err: unknown) => {
+      if (err instanceof PrefixInUseError) {
+        this.#refused = err;
+        // It serves nothing: its subjects are left to the daemon already there.
+        for (const sub of this.#subs) sub.unsubscribe();
+        this.#logger('error', 'refusing to serve: another daemon serves this prefix', { error: err.message, otherDaemon: err.otherDaemon });
+      } else this.#logger('error', 'start-up repair failed', { error: String(err) });
+    });
+    // A repair that failed counts as done (as for requests, see `#readyWithin`); a stopped start-up, or one that found
+    // another daemon on its subjects, serves nothing.
+    const started = (err?: unknown): void => {
+      if (!this.#startup.signal.aborted && !(err instanceof PrefixInUseError)) this.#serving = true;
+    };
+    this.#ready.then(() => started(), started);
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
       log: appendLog,
@@ -213,10 +245,40 @@ export class BatonDaemon {
     if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
   }
 
-  /** Cluster mode: joins the cluster (`joinCluster`) and claims what no daemon had claimed, before serving anything. */
+  /**
+   * Cluster mode: joins the cluster and claims what no daemon had claimed, before serving anything. A failed attempt
+   * (no quorum yet, JetStream disabled, too many replicas, no permission) is logged with its cause, shown in
+   * `runtime.status`, and tried again after a doubling delay (up to 5 s) until it succeeds or the daemon stops.
+   */
   async #joinCluster(recovered: Promise<void>): Promise<void> {
     const c = this.#clusterOptions;
     if (c === null) return;
+    let logged: { readonly message: string; readonly at: number } | null = null;
+    const joined = await retryJoin({
+      attempt: () => this.#joinOnce(c, recovered),
+      classify: (err) => joinFailureOf(err, c.connection.info ?? {}, c.replicas),
+      onFailure: (failure, attempts, retryInMs) => {
+        this.#joinAttempts = attempts;
+        this.#joinFailure = failure;
+        // Once per cause, then again every 30 s while it lasts.
+        const now = this.#clock.now();
+        if (logged !== null && logged.message === failure.message && now - logged.at < 30_000) return;
+        logged = { message: failure.message, at: now };
+        this.#logger('warn', 'cannot join the cluster yet', { reason: failure.code, cause: failure.message, attempts, retryInMs });
+      },
+      signal: this.#startup.signal,
+      discard: (late) => this.#undoJoin(late),
+      delayMs: c.joinRetryMs,
+      maxDelayMs: 5_000,
+      clock: this.#clock,
+    });
+    if (joined === null) return;
+    this.#joinFailure = null;
+    if (this.#joinAttempts > 0) this.#logger('info', 'joined the cluster', { attempts: this.#joinAttempts + 1 });
+  }
+
+  /** One attempt to join (`joinCluster`) and adopt this data directory's unclaimed sessions; a failure is undone. */
+  async #joinOnce(c: ResolvedClusterOptions, recovered: Promise<void>): Promise<JoinedCluster> {
     const joined = await joinCluster({
       cluster: c,
       daemonId: this.id,
@@ -231,13 +293,35 @@ export class BatonDaemon {
       serve: (sessionId) => this.#serveSession(sessionId),
       forget: (sessionId) => this.#sessions.forget(sessionId),
     });
+    if (this.#startup.signal.aborted) {
+      await leaveJoined(joined);
+      throw new Error('the daemon stopped while joining');
+    }
     this.#shared = joined.shared;
     this.#routing = joined.routing;
-    const adopted = await joined.routing.adoptUnclaimed();
-    if (adopted > 0) this.#logger('info', 'claimed the sessions of this data directory no daemon had claimed', { sessions: adopted });
+    try {
+      const adopted = await joined.routing.adoptUnclaimed();
+      if (adopted > 0) this.#logger('info', 'claimed the sessions of this data directory no daemon had claimed', { sessions: adopted });
+    } catch (err) {
+      await this.#undoJoin(joined);
+      throw err;
+    }
+    return joined;
   }
 
-  /** Resolves once start-up repair is done and the NATS server has every subscription of the daemon. */
+  /** Leaves a cluster joined by an attempt that failed late, or finished after the daemon was told to stop. */
+  async #undoJoin(joined: JoinedCluster): Promise<void> {
+    if (this.#routing === joined.routing) {
+      this.#routing = null;
+      this.#shared = null;
+    }
+    await leaveJoined(joined);
+  }
+
+  /**
+   * Resolves once start-up repair is done and the NATS server has every subscription of the daemon. Rejects with
+   * `PrefixInUseError` when, without cluster mode, another daemon already serves its subjects (nothing is served).
+   */
   ready(): Promise<void> {
     return this.#ready;
   }
@@ -251,7 +335,7 @@ export class BatonDaemon {
     const waited = await Promise.race([
       this.#ready.then(
         () => true,
-        () => true,
+        (err: unknown) => !(err instanceof PrefixInUseError),
       ),
       new Promise<false>((resolve) => {
         timer = this.#clock.setTimeout(() => resolve(false), ms);
@@ -302,8 +386,9 @@ export class BatonDaemon {
       maxRequestBytes: this.#o.maxRequestBytes ?? this.#o.transport.maxPayload,
       subjects: this.subjects,
       draining: () => this.#draining,
-      ready: () => this.#readyWithin(this.waits.startupMs),
-      startupMs: this.waits.startupMs,
+      // A join that is failing is not waited for: the request is told why at once.
+      ready: () => ((this.#joinFailure !== null && !this.#serving) || this.#refused !== null ? Promise.resolve(false) : this.#readyWithin(this.waits.startupMs)),
+      notReady: () => this.#notReadyError(),
       logger: this.#logger,
       ...(this.#o.observer !== undefined ? { observer: this.#o.observer } : {}),
     });
@@ -397,6 +482,9 @@ export class BatonDaemon {
     const routing = this.#routing;
     if (routing === null) throw new ProtocolError('unavailable', 'this daemon has not joined the cluster', { reason: 'not_joined' });
     if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
+    // A daemon just back from a pause (or cut off from JetStream) does not take opens until it knows what it still
+    // holds: the client's next try reaches another daemon at once.
+    if (!(await routing.takesOpens())) throw new ProtocolError('unavailable', "this daemon's lease lapsed (it was paused or cut off): it takes no open until it re-checked its sessions; retry", { reason: 'lease_uncertain' });
     const sessionId = req.session_id ?? this.#newId();
     const acquired = await routing.acquire(sessionId);
     if (!acquired.held) {
@@ -463,6 +551,8 @@ export class BatonDaemon {
   /** `runtime.status` (what it holds: `runtimeStatusOf`). */
   runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
     return runtimeStatusOf({
+      serving: this.#serving,
+      notServing: this.#serving ? null : this.#notServing(),
       daemonId: this.id,
       uptimeMs: this.#clock.now() - this.#startedAt,
       log: this.#o.log,
@@ -471,6 +561,24 @@ export class BatonDaemon {
       pool: this.#pool,
       cluster: this.#routing !== null && this.#clusterOptions !== null ? { routing: this.#routing, options: this.#clusterOptions } : null,
     });
+  }
+
+  /** What a request gets before start-up finished: `unavailable`, with why (reason `not_joined` in cluster mode). */
+  #notReadyError(): ProtocolError {
+    if (this.#refused !== null) return new ProtocolError('unavailable', `this daemon refused to serve: ${this.#refused.message}`, { reason: 'prefix_in_use' });
+    const n = this.#notServing();
+    if (n.reason === 'repairing') return new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
+    return new ProtocolError('unavailable', `this daemon has not joined the cluster: ${n.message}; retry`, { reason: 'not_joined', cause: n.reason });
+  }
+
+  /** Why the daemon does not serve yet: repairing its data directory, joining, or the last join attempt's cause. */
+  #notServing(): { reason: string; message: string; attempts?: number } {
+    if (this.#clusterOptions !== null && this.#routing === null) {
+      const f = this.#joinFailure;
+      if (f === null) return { reason: 'joining', message: 'joining the cluster', attempts: this.#joinAttempts };
+      return { reason: f.code, message: f.message, attempts: this.#joinAttempts };
+    }
+    return { reason: 'repairing', message: 'finishing the start-up repair of the data directory' };
   }
 
   /**
@@ -491,6 +599,8 @@ export class BatonDaemon {
    */
   drain(timeoutMs: number = this.waits.drainMs): Promise<DrainReport> {
     this.#draining = true;
+    // A start-up still waiting to join ends here: there is nothing to hand off.
+    this.#startup.abort();
     // Cluster mode: new sessions go to the other daemons from now on.
     for (const sub of this.#openSubs) sub.unsubscribe();
     this.#drained ??= (async () => {

@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Transport, TransportSubscription } from '@baton/client';
 import type { EventLog } from '@baton/log-schema';
@@ -9,6 +10,7 @@ import { hydrateSession } from '../cluster/hydrate-session.ts';
 import { joinSharedFiles, type JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import type { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { unreplicatedRecords } from '../cluster/unreplicated-records.ts';
+import { DEFAULT_RETRY } from '../cluster/retry.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import type { ResolvedClusterOptions } from './cluster-options.ts';
 import { ClusterRouting } from './cluster-routing.ts';
@@ -40,14 +42,16 @@ export interface JoinedCluster {
 }
 
 /**
- * Cluster mode: joins the cluster (its JetStream resources, this daemon's heartbeat, the shared project files) and sets
- * up the routing of sessions between daemons. The caller keeps both, then claims the sessions of its data directory no
- * daemon ever claimed (`routing.adoptUnclaimed()`: a claim's hydration writes through the daemon's log, which asks the
- * routing who holds what) — before any request is served.
+ * Cluster mode: one attempt to join the cluster (its JetStream resources, opened once, this daemon's heartbeat, the
+ * shared project files) and to set up the routing of sessions between daemons. The caller keeps both, then claims the
+ * sessions of its data directory no daemon ever claimed (`routing.adoptUnclaimed()`: a claim's hydration writes
+ * through the daemon's log, which asks the routing who holds what) — before any request is served. An attempt that
+ * fails after the heartbeat started leaves the cluster again, so the next attempt starts clean.
  */
 export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster> {
   const c = o.cluster;
   const membership = await ClusterMembership.join({
+    openRetry: { ...DEFAULT_RETRY, deadlineMs: 0 },
     connection: c.connection,
     names: clusterNames(o.subjects.prefix),
     daemonId: o.daemonId,
@@ -56,16 +60,25 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     monotonic: c.monotonic,
     wallClock: o.wallClock,
     onError: (what, err) => o.logger('warn', `cluster ${what} failed`, { error: String(err) }),
+    forgetDeadMs: c.forgetDeadMs,
+    onForgot: (daemonId) => o.logger('info', 'deleted the heartbeat of a daemon silent for too long', { daemonId, forgetDeadMs: c.forgetDeadMs }),
   });
-  await o.recovered;
-  const shared = await joinSharedFiles({
-    store: membership.store,
-    daemonId: o.daemonId,
-    memoryRoot: join(o.dataDir, 'memory'),
-    historyDir: join(o.dataDir, 'history'),
-    log: o.log,
-    logger: o.logger,
-  });
+  let shared: JoinedSharedFiles;
+  try {
+    await replacePredecessor(membership, o.dataDir, o.logger);
+    await o.recovered;
+    shared = await joinSharedFiles({
+      store: membership.store,
+      daemonId: o.daemonId,
+      memoryRoot: join(o.dataDir, 'memory'),
+      historyDir: join(o.dataDir, 'history'),
+      log: o.log,
+      logger: o.logger,
+    });
+  } catch (err) {
+    await membership.stop(true);
+    throw err;
+  }
   const routing = new ClusterRouting({
     membership,
     transport: o.transport,
@@ -87,4 +100,32 @@ export async function joinCluster(o: JoinClusterOptions): Promise<JoinedCluster>
     logger: o.logger,
   });
   return { routing, shared };
+}
+
+/** Where a data directory keeps the id of the daemon that last joined a cluster with it. */
+const DAEMON_ID_FILE = 'cluster-daemon-id';
+
+/**
+ * A restart takes its predecessor's place: the previous daemon on this data directory (dead, since a data directory
+ * has one daemon) has its heartbeat deleted — its sessions are free at once and listings show one entry, not one per
+ * restart — and this daemon's id is recorded for the next one. A failure is logged, not fatal.
+ */
+async function replacePredecessor(membership: ClusterMembership, dataDir: string, logger: JoinClusterOptions['logger']): Promise<void> {
+  const file = join(dataDir, DAEMON_ID_FILE);
+  try {
+    const previous = (await readFile(file, 'utf8').catch(() => '')).trim();
+    if (previous !== '' && previous !== membership.daemonId) {
+      await membership.store.kv.delete(membership.store.names.daemonKey(previous));
+      logger('info', "deleted the heartbeat of this data directory's previous daemon", { previous });
+    }
+    await writeFile(file, `${membership.daemonId}\n`);
+  } catch (err) {
+    logger('warn', "could not replace this data directory's previous daemon in the cluster", { error: String(err) });
+  }
+}
+
+/** Undoes a join (an attempt that failed after it, or one that succeeded after the daemon was told to stop). */
+export async function leaveJoined(joined: JoinedCluster): Promise<void> {
+  joined.shared.follower.stop();
+  await joined.routing.leave();
 }

@@ -16,6 +16,9 @@ export interface RuntimeStatusSources {
   readonly dataDir: string;
   readonly sessions: SessionService;
   readonly pool: HostPool;
+  /** Whether start-up finished (the daemon serves sessions), and otherwise why not. */
+  readonly serving: boolean;
+  readonly notServing: { readonly reason: string; readonly message: string; readonly attempts?: number } | null;
   /** Cluster mode, once joined. */
   readonly cluster: { readonly routing: ClusterRouting; readonly options: ResolvedClusterOptions } | null;
 }
@@ -23,7 +26,7 @@ export interface RuntimeStatusSources {
 /**
  * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, from the log's stream counts, no
  * walk over the streams) and quarantined; writers; pool; the process's RSS; the LMDB data file's size; in cluster
- * mode this daemon's view of the cluster.
+ * mode this daemon's view of the cluster; whether it serves yet, and why not.
  */
 export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusReply, 'ok'> {
   const util = o.pool.utilization;
@@ -44,6 +47,8 @@ export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusRepl
     rss_bytes: process.memoryUsage.rss(),
     ...(logBytes !== null ? { log_bytes: logBytes } : {}),
     ...(o.cluster !== null ? { cluster: clusterView(o.cluster.routing, o.cluster.options) } : {}),
+    serving: o.serving,
+    ...(o.notServing !== null ? { not_serving: o.notServing } : {}),
   };
 }
 
