@@ -16,6 +16,8 @@ import { natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-
 export interface DaemonCommandOptions extends NatsConnectionFlags {
   readonly dataDir: string;
   readonly poolSize: number;
+  /** Heap limit of each worker thread in MiB (`--worker-heap-mb`; default the runtime's). */
+  readonly workerHeapMb?: number;
   readonly writerModel?: string;
   readonly prefix?: string;
   readonly logLevel: LogLevel;
@@ -126,6 +128,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       log,
       dataDir,
       poolSize: options.poolSize,
+      ...(options.workerHeapMb !== undefined ? { workerResourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb } } : {}),
       model,
       anthropic,
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),

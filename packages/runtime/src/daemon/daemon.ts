@@ -44,6 +44,7 @@ import type { z } from 'zod';
 import type { JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { HostPool } from '../host/host-pool.ts';
+import type { Worker } from 'node:worker_threads';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
@@ -166,6 +167,9 @@ export class BatonDaemon {
     this.#ready.then(() => started(), started);
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
+      ...(options.workerResourceLimits !== undefined ? { resourceLimits: options.workerResourceLimits } : {}),
+      ...(options.workerExecArgv !== undefined ? { execArgv: options.workerExecArgv } : {}),
+      exited: (exit) => this.#sessions.hostExited(exit),
       log: appendLog,
       shared: () => this.#shared?.files ?? null,
       host: {
@@ -212,6 +216,7 @@ export class BatonDaemon {
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
+      logError: (msg, data) => this.#logger('error', msg, data),
       overWindow: (sessionId, count) => {
         this.#logger('warn', "a request of the session did not fit the model's window", { sessionId, count });
         this.#o.observer?.requestsOverWindow?.(sessionId, count);
@@ -540,6 +545,11 @@ export class BatonDaemon {
         this.#scopedVerbs.get(msg.subject.slice(head.length))?.(msg);
       }),
     );
+  }
+
+  /** The pool's worker threads now (a dead one is replaced): for diagnostics and fault tests. */
+  get workerThreads(): readonly Worker[] {
+    return this.#pool.threads;
   }
 
   /** `runtime.status` (what it holds: `runtimeStatusOf`). */

@@ -63,25 +63,43 @@ export async function loadActor(deps: ActorLoadDeps, sessionId: string): Promise
 }
 
 /**
- * What a session loaded in this process may still carry of the previous one, in order, each judged on the
- * session's summary after the input of the step before was folded: the input that clears it, or null.
+ * Why a session's previous actor is gone: null when it went with the previous process (a restart), else the exit of
+ * the worker thread it lived on in this process (its message).
  */
-export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean) => SessionInputRecord | null)[] = [
-  // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
-  (s) => (s.rebuildRequestId !== null ? { type: 'rebuild.abandoned', payload: { requestId: s.rebuildRequestId, reason: 'daemon restarted' } } : null),
+export type ActorLoss = string | null;
+
+/**
+ * What a session loaded again may still carry of its previous actor, in order, each judged on the session's summary
+ * after the input of the step before was folded: the input that clears it, or null.
+ */
+export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean, lost: ActorLoss) => SessionInputRecord | null)[] = [
+  // The rebuild's requester went with the previous process (or was answered `unavailable` when the worker died):
+  // drop it so the session can rebuild again.
+  (s, _draining, lost) => (s.rebuildRequestId !== null ? { type: 'rebuild.abandoned', payload: { requestId: s.rebuildRequestId, reason: lost ?? 'daemon restarted' } } : null),
   // The drain was the previous process's (its shutdown): this daemon lets writers start again.
   (s, draining) => (s.draining && !draining ? { type: 'drain.lifted', payload: {} } : null),
-  // The writer that held the slot died with the previous process: settle it so the session can write again.
-  (s) =>
-    s.writerId !== null
-      ? {
-          type: 'writer.settled',
-          payload: {
-            writerId: s.writerId,
-            outcome: 'cancelled',
-            failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
-            reason: 'daemon restarted',
+  // The writer that held the slot died with the previous process, or with its worker thread: settle it so the
+  // session can write again. A worker's death is a failure of Baton's own (`internal`), a restart a cancellation.
+  (s, _draining, lost) =>
+    s.writerId === null
+      ? null
+      : lost === null
+        ? {
+            type: 'writer.settled',
+            payload: {
+              writerId: s.writerId,
+              outcome: 'cancelled',
+              failure: { kind: 'cancelled', retryable: true, message: 'daemon restarted while the writer ran' },
+              reason: 'daemon restarted',
+            },
+          }
+        : {
+            type: 'writer.settled',
+            payload: {
+              writerId: s.writerId,
+              outcome: 'failure',
+              failure: { kind: 'internal', retryable: true, message: `the writer's ${lost}` },
+              reason: lost,
+            },
           },
-        }
-      : null,
 ];
