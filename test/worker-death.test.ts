@@ -157,6 +157,7 @@ describe('a worker thread that dies', { timeout: 180_000 }, () => {
     }
     expect(daemon.workerThreads.map((t) => t.threadId)).not.toContain(victim);
     expect(daemon.workerThreads).toHaveLength(2);
+    expect(daemon.runtimeStatus().pool.worker_exits).toBe(1);
 
     // Every acknowledged message is in its session's log; every session serves and replays.
     for (const sid of sessions) {

@@ -12,10 +12,24 @@ import { ProtocolError } from '@baton/protocol';
 import { SessionMessages } from '../daemon/session-messages.ts';
 import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { PortRpc } from './port-rpc.ts';
+import { ThreadLoad } from './thread-load.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';
 
-/** What the pool hands to the daemon: the notes worker hosts send. */
-export type HostPoolEvents = { readonly [K in keyof MainSide['notes']]: (note: MainSide['notes'][K]) => void };
+/** What the pool hands to the daemon: the notes worker hosts send (but `host.started`, which the pool keeps). */
+export type HostPoolEvents = { readonly [K in Exclude<keyof MainSide['notes'], 'host.started'>]: (note: MainSide['notes'][K]) => void };
+
+/** One worker of the pool now: its slot, its thread, how busy its event loop is, what it holds and what waits on it. */
+export interface WorkerLoad {
+  readonly host: number;
+  /** Null until its host reported (a replacement thread still starting). */
+  readonly threadId: number | null;
+  /** Event-loop utilisation in [0, 1] over the recent past (see `ThreadLoad`); 0 while it starts. */
+  readonly utilization: number;
+  /** Sessions placed on it. */
+  readonly sessions: number;
+  /** Calls sent to it and not answered yet. */
+  readonly pendingCalls: number;
+}
 
 /** A worker thread that died with the sessions placed on it; its calls were answered `error`. */
 export interface HostExit {
@@ -44,6 +58,7 @@ export interface HostPoolOptions {
 interface Host {
   readonly rpc: PortRpc<MainSide, WorkerSide>;
   sessions: number;
+  threadId: number | null;
 }
 
 // Run from the TypeScript sources (tests, tsx), the workers load `worker-entry.ts` through tsx and resolve the
@@ -79,6 +94,7 @@ export class HostPool {
   /** Sessions whose host died since they were loaded. */
   readonly #lost = new Set<string>();
   readonly #messages: SessionMessages;
+  readonly #load = new ThreadLoad();
   #closed = false;
   #exits = 0;
 
@@ -121,9 +137,14 @@ export class HostPool {
         'memory.sync': ({ projectId }) => this.#sharedFiles().sync(projectId),
         'memory.commit': (request) => this.#sharedFiles().commit(request),
       },
-      notes: events,
+      notes: {
+        ...events,
+        'host.started': ({ threadId }) => {
+          host.threadId = threadId;
+        },
+      },
     });
-    const host: Host = { rpc, sessions: 0 };
+    const host: Host = { rpc, sessions: 0, threadId: null };
     const task = this.#pool.run({ port: port2, options: this.#o.host }, { transferList: [port2] }) as Promise<{ threadId: number }>;
     task.then(
       () => {},
@@ -166,8 +187,20 @@ export class HostPool {
     return this.#pool.threads;
   }
 
-  get utilization(): number {
-    return this.#pool.utilization;
+  /** Each worker now, in slot order. */
+  workers(): WorkerLoad[] {
+    const threads = new Map(this.#pool.threads.map((t) => [t.threadId, t]));
+    this.#load.keepOnly(new Set(threads.keys()));
+    return this.#hosts.map((h, host) => {
+      const thread = h.threadId === null ? undefined : threads.get(h.threadId);
+      return {
+        host,
+        threadId: thread === undefined ? null : h.threadId,
+        utilization: thread === undefined ? 0 : this.#load.utilization(thread),
+        sessions: h.sessions,
+        pendingCalls: h.rpc.pendingCalls,
+      };
+    });
   }
 
   /** The host a session lives on, placing it on the least-loaded host the first time. */
