@@ -143,7 +143,16 @@ export class SessionService {
   async #append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
     const record: SessionAppend = { ...input, at: this.#o.clock.now(), ...(keys !== undefined ? { keys } : {}) };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
-    const results = await this.#log.append(sessionId, [...this.#decisions.take(sessionId), record]);
+    const derived = this.#decisions.take(sessionId);
+    let results;
+    try {
+      results = await this.#log.append(sessionId, [...derived, record]);
+    } catch (err) {
+      // Nothing of the transaction was kept (a full disk: `unavailable`, reason `storage`): the decisions wait for
+      // the next input, and the session stays as it was, neither folded nor set aside.
+      this.#decisions.putBack(sessionId, derived);
+      throw err;
+    }
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
     return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
