@@ -55,6 +55,14 @@ describe('a worker thread that dies', { timeout: 180_000 }, () => {
     h = null;
   });
 
+  it('does not keep a daemon whose worker threads cannot start from stopping', async () => {
+    const harness = await startHarness({ poolSize: 2, daemon: { workerExecArgv: ['--import', '/nonexistent/baton-no-such-preload.mjs'] } });
+    h = harness;
+    expect(harness.daemon.runtimeStatus().pool.workers?.map((w) => w.thread_id)).toEqual([null, null]);
+    h = null;
+    await harness.stop();
+  });
+
   it.each(['exit', 'terminate', 'allocate'] as const)('is survived: killed by %s while sessions append and writers run', async (how) => {
     const harness = await startHarness({
       poolSize: 2,

@@ -57,6 +57,8 @@ export interface HostPoolOptions {
 
 interface Host {
   readonly rpc: PortRpc<MainSide, WorkerSide>;
+  /** Its task, settled either way. */
+  readonly ended: Promise<void>;
   sessions: number;
   threadId: number | null;
 }
@@ -144,12 +146,16 @@ export class HostPool {
         },
       },
     });
-    const host: Host = { rpc, sessions: 0, threadId: null };
     const task = this.#pool.run({ port: port2, options: this.#o.host }, { transferList: [port2] }) as Promise<{ threadId: number }>;
-    task.then(
-      () => {},
-      (err: unknown) => this.#hostDied(index, host, err),
-    );
+    const host: Host = {
+      rpc,
+      sessions: 0,
+      threadId: null,
+      ended: task.then(
+        () => {},
+        (err: unknown) => this.#hostDied(index, host, err),
+      ),
+    };
     return host;
   }
 
@@ -241,12 +247,18 @@ export class HostPool {
     return this.#hostFor(sessionId).rpc.call(kind, request);
   }
 
-  /** Shuts the hosts down (cancelling any writer still running) and closes the pool; later calls are refused. */
+  /**
+   * Shuts the hosts down (cancelling any writer still running) and ends the pool; later calls are refused. Only hosts
+   * that started are asked (a host whose thread never started, say one that fails at start-up, would never answer);
+   * once their tasks have ended, the pool's threads are ended, any still starting with them.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all(this.#hosts.map((h) => h.rpc.call('shutdown', {}).catch(() => {})));
+    const started = this.#hosts.filter((h) => h.threadId !== null);
+    await Promise.all(started.map((h) => h.rpc.call('shutdown', {}).catch(() => {})));
     for (const h of this.#hosts) h.rpc.close(new ProtocolError('unavailable', 'the actor pool closed'));
-    await this.#pool.close();
+    await Promise.all(started.map((h) => h.ended));
+    await this.#pool.destroy();
   }
 }
