@@ -66,6 +66,8 @@ describe('a worker thread that dies', { timeout: 180_000 }, () => {
   it.each(['exit', 'terminate', 'allocate'] as const)('is survived: killed by %s while sessions append and writers run', async (how) => {
     const harness = await startHarness({
       poolSize: 2,
+      // the writers' first model calls are held until the dead thread's work is done, which takes a while under load
+      modelTimeoutMs: 150_000,
       daemon: { workerExecArgv: ['--import', HOOK], workerResourceLimits: { maxOldGenerationSizeMb: 256 } },
     });
     h = harness;
