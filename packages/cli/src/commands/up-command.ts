@@ -81,6 +81,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       if (!(err instanceof NatsOptionError)) throw err;
       io.err(`baton up: ${err.message}`);
       signal.dispose();
+      lock.release();
       return 1;
     }
     try {
