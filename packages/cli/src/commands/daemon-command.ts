@@ -117,6 +117,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       await log.close();
       await transport.close();
       signal.dispose();
+      lock.release();
       return 1;
     }
   }
