@@ -169,6 +169,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await transport.close();
     await metricsServer?.close();
     signal.dispose();
+    lock.release();
     return 1;
   }
   if (first === null) {
