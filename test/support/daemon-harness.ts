@@ -19,7 +19,8 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(options: { poolSize?: number; mode?: 'extractive' | 'scripted'; daemon?: Partial<DaemonOptions> } = {}): Promise<Harness> {
+/** `modelTimeoutMs`: how long a writer's model call may take (default 10 s; a test that holds one longer raises it). */
+export async function startHarness(options: { poolSize?: number; mode?: 'extractive' | 'scripted'; modelTimeoutMs?: number; daemon?: Partial<DaemonOptions> } = {}): Promise<Harness> {
   const nats = await startNatsServer();
   const model = await startLoopbackModel({ mode: options.mode ?? 'extractive' });
   const dataDir = await mkdtemp(join(tmpdir(), 'baton-e2e-'));
@@ -30,7 +31,7 @@ export async function startHarness(options: { poolSize?: number; mode?: 'extract
     log,
     dataDir,
     poolSize: options.poolSize ?? 2,
-    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
+    model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: options.modelTimeoutMs ?? 10_000 },
     tail: TEST_TAIL,
     ...options.daemon,
   });

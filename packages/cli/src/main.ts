@@ -149,6 +149,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--forget-dead-ms <ms>', 'cluster mode: a daemon silent this long is dropped from the cluster\'s listing (its heartbeat deleted; default 600000, at least the lease)').argParser(positiveInt))
     .addOption(dataDirOption())
     .addOption(new Option('--pool-size <n>', 'worker threads hosting session and writer actors').default(DEFAULT_POOL_SIZE).argParser(positiveInt))
+    .addOption(new Option('--worker-heap-mb <n>', 'heap limit of each worker thread (a worker past it dies alone: its sessions reload, its writer fails; default 1024)').argParser(positiveInt))
     .option('--writer-model <model>', "model id for writers (default: the session's model)")
     .option('--prefix <prefix>', 'subject prefix (default: baton)')
     .option('--require-scoped-subjects', "serve the project-scoped subjects only (baton.v1.p.<project>.…); the unscoped open and session subjects go unanswered")
@@ -159,7 +160,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
     .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; forgetDeadMs?: number; requireScopedSubjects?: boolean } & NatsSecurityFlags) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; forgetDeadMs?: number; requireScopedSubjects?: boolean; workerHeapMb?: number } & NatsSecurityFlags) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
@@ -174,6 +175,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             },
             dataDir: o.dataDir,
             poolSize: o.poolSize,
+            ...(o.workerHeapMb !== undefined ? { workerHeapMb: o.workerHeapMb } : {}),
             logLevel: o.logLevel,
             drainTimeoutMs: o.drainTimeout,
             residency: { idleMs: o.idleUnload, ...(o.maxResidentSessions !== undefined ? { maxResident: o.maxResidentSessions } : {}) },

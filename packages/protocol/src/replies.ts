@@ -169,8 +169,12 @@ export type RuntimeCluster = z.infer<typeof RuntimeClusterSchema>;
 
 /**
  * `runtime.status`. `sessions`: sessions resident (in memory); `writers.running` / `writers.queued`: writers running
- * and requests waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: busy fraction in [0, 1] when
- * the pool reports it; `log.streams` / `log.records`: event-log streams and records (records when cheaply known).
+ * and requests waiting for a slot; `pool.threads`: worker threads, `pool.utilization`: the mean of the workers'
+ * event-loop utilisation in [0, 1] when the pool reports it; `log.streams` / `log.records`: event-log streams and
+ * records (records when cheaply known).
+ *
+ * `pool.workers` (added later, optional): each worker thread now (`RuntimeWorkerSchema`); `pool.worker_exits`: worker
+ * threads that died since the daemon started (each was replaced).
  *
  * Added to v1 later, optional (an older daemon omits them): `sessions_total`: session streams in the event log,
  * resident or not; `quarantined`: sessions set aside because their log cannot be folded; `rss_bytes`: the daemon
@@ -181,6 +185,20 @@ export type RuntimeCluster = z.infer<typeof RuntimeClusterSchema>;
  * `jetstream_disabled`, `replicas_above_cluster`, `not_enough_servers`, `permission_denied`, `no_quorum`,
  * `jetstream_error`, `join_failed`), `message` one sentence, `attempts` the attempts to join so far.
  */
+/**
+ * One worker thread of the pool: its slot (`host`), its thread id (null while a replacement starts), its event loop's
+ * utilisation over the recent past (about ten seconds) in [0, 1], the sessions placed on it and the calls sent to it
+ * that it has not answered yet (its queue).
+ */
+export const RuntimeWorkerSchema = z.object({
+  host: CountSchema,
+  thread_id: CountSchema.nullable(),
+  utilization: z.number().min(0).max(1),
+  sessions: CountSchema,
+  pending_calls: CountSchema,
+});
+export type RuntimeWorker = z.infer<typeof RuntimeWorkerSchema>;
+
 export const RuntimeStatusReplySchema = z.object({
   ok,
   daemon_id: NonEmptyStringSchema,
@@ -189,7 +207,12 @@ export const RuntimeStatusReplySchema = z.object({
   sessions_total: CountSchema.optional(),
   quarantined: CountSchema.optional(),
   writers: z.object({ running: CountSchema, queued: CountSchema }),
-  pool: z.object({ threads: CountSchema, utilization: z.number().min(0).max(1).optional() }),
+  pool: z.object({
+    threads: CountSchema,
+    utilization: z.number().min(0).max(1).optional(),
+    workers: z.array(RuntimeWorkerSchema).optional(),
+    worker_exits: CountSchema.optional(),
+  }),
   log: z.object({ streams: CountSchema, records: CountSchema.optional() }),
   rss_bytes: CountSchema.optional(),
   log_bytes: CountSchema.optional(),

@@ -7,6 +7,7 @@ import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
+import { lockDataDir, type DataDirLock } from '../daemon/data-dir-lock.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
 import { clusterSettingsOf, type ClusterFlags } from '../daemon/cluster-flags.ts';
@@ -15,6 +16,8 @@ import { natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-
 export interface DaemonCommandOptions extends NatsConnectionFlags {
   readonly dataDir: string;
   readonly poolSize: number;
+  /** Heap limit of each worker thread in MiB (`--worker-heap-mb`; default the runtime's). */
+  readonly workerHeapMb?: number;
   readonly writerModel?: string;
   readonly prefix?: string;
   readonly logLevel: LogLevel;
@@ -35,7 +38,8 @@ export interface DaemonCommandOptions extends NatsConnectionFlags {
 /**
  * `baton daemon`: connects to NATS, opens the LMDB log in `<data>/events`, serves protocol v1 until SIGTERM/SIGINT
  * (with its pid in `<data>/daemon.pid`, see `runningDaemonPid`), then stops the daemon, closes the log and the
- * connection and returns 0. Configuration errors return 1 with one line on stderr.
+ * connection and returns 0. Configuration errors return 1 with one line on stderr, and so does a data directory
+ * another process holds (its lock is taken before anything else is opened, and kept until the process ends).
  */
 export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
@@ -60,6 +64,13 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     return 1;
   }
   const dataDir = resolve(options.dataDir);
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dataDir);
+  } catch (err) {
+    io.err(`baton daemon: ${message(err)}`);
+    return 1;
+  }
   const logger = createStderrLogger(options.logLevel);
   // Subscribe before the first await that could be interrupted, so an early SIGTERM still shuts down cleanly.
   const signal = shutdownSignal();
@@ -70,6 +81,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   } catch (err) {
     io.err(`baton daemon: cannot connect to NATS at ${options.nats}: ${message(err)}`);
     signal.dispose();
+    lock.release();
     return 1;
   }
   let log: LmdbEventLog;
@@ -80,6 +92,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     io.err(`baton daemon: cannot open the event log in ${join(dataDir, 'events')}: ${message(err)}`);
     await transport.close();
     signal.dispose();
+    lock.release();
     return 1;
   }
   let config: DaemonConfig = {};
@@ -90,6 +103,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await log.close();
     await transport.close();
     signal.dispose();
+    lock.release();
     return 1;
   }
   // Bound before the daemon starts, so a port in use fails start-up with nothing to undo but the log and connection.
@@ -103,6 +117,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       await log.close();
       await transport.close();
       signal.dispose();
+      lock.release();
       return 1;
     }
   }
@@ -114,6 +129,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       log,
       dataDir,
       poolSize: options.poolSize,
+      ...(options.workerHeapMb !== undefined ? { workerResourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb } } : {}),
       model,
       anthropic,
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
@@ -130,6 +146,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await log.close();
     await transport.close();
     signal.dispose();
+    lock.release();
     return 1;
   }
   metrics?.watch(daemon);
@@ -152,6 +169,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await transport.close();
     await metricsServer?.close();
     signal.dispose();
+    lock.release();
     return 1;
   }
   if (first === null) {
@@ -169,6 +187,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   removeDaemonPid(dataDir);
   await transport.close();
   await metricsServer?.close();
+  lock.release();
   logger.info('stopped');
   return 0;
 }

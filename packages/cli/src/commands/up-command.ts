@@ -6,6 +6,7 @@ import { InspectorData, startInspector, type InspectorServer } from '@baton/insp
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
+import { lockDataDir, type DataDirLock } from '../daemon/data-dir-lock.ts';
 import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
 import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
@@ -43,7 +44,8 @@ export type WriterKeySource = 'daemon' | 'agent';
 
 /**
  * `baton up`: the daemon and the gateway in one process — an in-process transport (or `--nats`), the event log and
- * memory in `--data-dir` — and the base URL to give an agent. Runs until SIGTERM/SIGINT.
+ * memory in `--data-dir` — and the base URL to give an agent. Runs until SIGTERM/SIGINT. Like `baton daemon` it holds
+ * the data directory's lock for its whole life, and refuses to start (1) when another process holds it.
  */
 export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
@@ -57,9 +59,16 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     return 1;
   }
   const upstream = options.upstream ?? model.baseURL;
+  const dataDir = resolve(options.dataDir);
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(dataDir);
+  } catch (err) {
+    io.err(`baton up: ${errorLine(err)}`);
+    return 1;
+  }
   const logger = createStderrLogger(options.logLevel);
   const signal = shutdownSignal();
-  const dataDir = resolve(options.dataDir);
   let daemonTransport: Transport;
   let clientTransport: Transport;
   if (options.nats === undefined) {
@@ -74,6 +83,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       if (!(err instanceof NatsOptionError)) throw err;
       io.err(`baton up: ${err.message}`);
       signal.dispose();
+      lock.release();
       return 1;
     }
     try {
@@ -82,6 +92,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     } catch (err) {
       io.err(`baton up: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
       signal.dispose();
+      lock.release();
       return 1;
     }
   }
@@ -95,6 +106,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       await clientTransport.close();
       await daemonTransport.close();
       signal.dispose();
+      lock.release();
       return 1;
     }
   }
@@ -125,6 +137,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     await log.close();
     await metricsServer?.close();
     removeDaemonPid(dataDir);
+    lock.release();
   };
   try {
     await daemon.ready();

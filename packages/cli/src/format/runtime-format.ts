@@ -37,6 +37,7 @@ export function statusBlock(r: RuntimeStatusReply, url: string): string[] {
   if (r.quarantined !== undefined) sessions.push(`${groupDigits(r.quarantined)} quarantined`);
   const pool = [plural(r.pool.threads, 'thread')];
   if (r.pool.utilization !== undefined) pool.push(`${percent(r.pool.utilization)} busy`);
+  if (r.pool.worker_exits !== undefined && r.pool.worker_exits > 0) pool.push(`${plural(r.pool.worker_exits, 'worker exit')} (replaced)`);
   const log = [plural(r.log.streams, 'stream')];
   if (r.log.records !== undefined) log.push(plural(r.log.records, 'record'));
   if (r.log_bytes !== undefined) log.push(byteSize(r.log_bytes));
@@ -46,6 +47,10 @@ export function statusBlock(r: RuntimeStatusReply, url: string): string[] {
     ['sessions', sessions.join(' · ')],
     ['writers', `${groupDigits(r.writers.running)} running · ${groupDigits(r.writers.queued)} queued`],
     ['pool', pool.join(' · ')],
+    ...(r.pool.workers ?? []).map((w) => [
+      `  #${w.host}`,
+      `${w.thread_id === null ? 'starting' : `thread ${w.thread_id}`} · ${percent(w.utilization)} busy · ${plural(w.sessions, 'session')} · ${plural(w.pending_calls, 'call')} waiting`,
+    ]),
     ...(r.rss_bytes !== undefined ? [['memory', `${byteSize(r.rss_bytes)} resident (RSS)`]] : []),
     ['log', log.join(' · ')],
     ...(r.cluster !== undefined ? [['cluster', clusterText(r.cluster)]] : []),

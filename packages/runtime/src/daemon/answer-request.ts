@@ -70,7 +70,11 @@ export async function answerRequest(
   } catch (err) {
     const reply = errorReplyOf(err);
     code = reply.error.code;
-    if (reply.error.code === 'internal') ctx.logger('error', 'request failed', { subject: msg.subject, error: reply.error.message });
+    if (reply.error.code === 'internal') {
+      // The stack where it was thrown: a worker thread's, for an error that crossed from one (its cause).
+      const origin = err instanceof Error ? (err.cause instanceof Error ? err.cause : err) : null;
+      ctx.logger('error', 'request failed', { subject: msg.subject, error: reply.error.message, ...(origin?.stack !== undefined ? { stack: origin.stack } : {}) });
+    }
     try {
       msg.respond(encodeReply(reply, encoding), contentTypeHeaders(encoding));
     } catch (replyErr) {

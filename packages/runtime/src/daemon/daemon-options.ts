@@ -1,4 +1,5 @@
 /** What a `BatonDaemon` is started with. */
+import type { ResourceLimits } from 'node:worker_threads';
 import type { TailPolicy } from '@baton/actors';
 import type { Transport } from '@baton/client';
 import type { EventLog } from '@baton/log-schema';
@@ -28,6 +29,13 @@ export interface DaemonOptions {
   /** `<data>`: memory tree under `<data>/memory`, staging under `<data>/staging`. */
   readonly dataDir: string;
   readonly poolSize?: number;
+  /**
+   * V8 limits of each worker thread (`maxOldGenerationSizeMb`, …; default `DEFAULT_WORKER_RESOURCE_LIMITS`): a worker
+   * that reaches them dies alone, its sessions load again on another host and its writer settles as a failure.
+   */
+  readonly workerResourceLimits?: ResourceLimits;
+  /** Node options of the worker threads (after those the pool needs): `--max-semi-space-size`, a preload, … */
+  readonly workerExecArgv?: readonly string[];
   readonly model: ModelEndpoint;
   /**
    * The Anthropic Messages endpoint, for sessions opened with `api: "anthropic-messages"` (their writers and

@@ -46,6 +46,8 @@ import type { z } from 'zod';
 import type { JoinedSharedFiles } from '../cluster/join-shared-files.ts';
 import { ReplicatedEventLog } from '../cluster/replicated-event-log.ts';
 import { HostPool } from '../host/host-pool.ts';
+import { StorageRetry } from './storage-retry.ts';
+import type { Worker } from 'node:worker_threads';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
 import { clearStagingRoot } from '../writer/staging.ts';
@@ -121,6 +123,7 @@ export class BatonDaemon {
   #draining = false;
   #drained: Promise<DrainReport> | null = null;
   #stopped: Promise<DrainReport> | null = null;
+  readonly #storageRetry: StorageRetry;
 
   private constructor(options: DaemonOptions) {
     this.#o = options;
@@ -136,6 +139,7 @@ export class BatonDaemon {
     const fit = resolveFitOptions(options.fit ?? {});
     this.waits = resolveWaits(options.waits ?? {});
     this.#newId = options.newId ?? (() => randomUUID());
+    this.#storageRetry = new StorageRetry(this.#clock);
     this.#clusterOptions = options.cluster === undefined ? null : resolveClusterOptions(options.cluster);
     this.#replicated =
       this.#clusterOptions?.durability === 'replicated'
@@ -171,6 +175,9 @@ export class BatonDaemon {
     this.#ready.then(() => started(), started);
     this.#pool = new HostPool({
       size: options.poolSize ?? 2,
+      ...(options.workerResourceLimits !== undefined ? { resourceLimits: options.workerResourceLimits } : {}),
+      ...(options.workerExecArgv !== undefined ? { execArgv: options.workerExecArgv } : {}),
+      exited: (exit) => this.#sessions.hostExited(exit),
       log: appendLog,
       shared: () => this.#shared?.files ?? null,
       host: {
@@ -196,11 +203,20 @@ export class BatonDaemon {
       },
       events: {
         publish: ({ sessionId, event }) => this.#sessions.publish(sessionId, event),
+        // No request waits for these: one the log refuses for want of storage is tried again until space is back.
         'session.input': ({ sessionId, record }) => {
-          this.#sessions.input(sessionId, record).catch((err: unknown) => this.#logger('error', 'session input failed', { sessionId, type: record.type, error: String(err) }));
+          this.#storageRetry.run(
+            () => this.#sessions.input(sessionId, record),
+            (err) => this.#logger('warn', 'session input not logged yet (storage); trying again', { sessionId, type: record.type, error: String(err) }),
+            (err) => this.#logger('error', 'session input failed', { sessionId, type: record.type, error: String(err) }),
+          );
         },
         'writer.settled': (note) => {
-          this.#sessions.writerSettled(note).catch((err: unknown) => this.#logger('error', 'writer settlement failed', { error: String(err), ...note }));
+          this.#storageRetry.run(
+            () => this.#sessions.writerSettled(note),
+            (err) => this.#logger('warn', 'writer settlement not logged yet (storage); trying again', { error: String(err), sessionId: note.sessionId, writerId: note.writerId }),
+            (err) => this.#logger('error', 'writer settlement failed', { error: String(err), ...note }),
+          );
         },
         log: ({ level, msg, data }) => this.#logger(level, msg, data),
       },
@@ -217,6 +233,7 @@ export class BatonDaemon {
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
+      logError: (msg, data) => this.#logger('error', msg, data),
       overWindow: (sessionId, count) => {
         this.#logger('warn', "a request of the session did not fit the model's window", { sessionId, count });
         this.#o.observer?.requestsOverWindow?.(sessionId, count);
@@ -548,6 +565,11 @@ export class BatonDaemon {
     );
   }
 
+  /** The pool's worker threads now (a dead one is replaced): for diagnostics and fault tests. */
+  get workerThreads(): readonly Worker[] {
+    return this.#pool.threads;
+  }
+
   /** `runtime.status` (what it holds: `runtimeStatusOf`). */
   runtimeStatus(): Omit<RuntimeStatusReply, 'ok'> {
     return runtimeStatusOf({
@@ -639,6 +661,7 @@ export class BatonDaemon {
       this.#sessions.clearTimers();
       await this.#sessions.idle();
       await this.#sessions.flushDecisions();
+      this.#storageRetry.stop();
       await this.#pool.close();
       return report;
     })();

@@ -40,6 +40,13 @@ export class DecisionQueue {
     return pending.records;
   }
 
+  /** Puts back records `take` gave for an input whose append failed: they go with the session's next input. */
+  putBack(sessionId: string, records: readonly SessionAppend[]): void {
+    if (records.length === 0) return;
+    const later = this.take(sessionId);
+    for (const record of [...records, ...later]) this.queue(sessionId, record);
+  }
+
   #flush(sessionId: string): Promise<void> {
     const records = this.take(sessionId);
     if (records.length === 0) return Promise.resolve();

@@ -25,11 +25,13 @@ export interface RuntimeStatusSources {
 
 /**
  * `runtime.status`: sessions resident (`sessions`), in the log (`sessions_total`, from the log's stream counts, no
- * walk over the streams) and quarantined; writers; pool; the process's RSS; the LMDB data file's size; in cluster
- * mode this daemon's view of the cluster; whether it serves yet, and why not.
+ * walk over the streams) and quarantined; writers; pool (each worker's event-loop utilisation, sessions and waiting
+ * calls; the pool's utilisation is their mean); the process's RSS; the LMDB data file's size; in cluster mode this
+ * daemon's view of the cluster; whether it serves yet, and why not.
  */
 export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusReply, 'ok'> {
-  const util = o.pool.utilization;
+  const workers = o.pool.workers();
+  const util = workers.length === 0 ? Number.NaN : workers.reduce((sum, w) => sum + w.utilization, 0) / workers.length;
   const counts = o.log.streamCounts?.() ?? StreamCounts.of(o.log.streams()).snapshot();
   let streams = 0;
   for (const n of counts.values()) streams += n;
@@ -42,7 +44,12 @@ export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusRepl
     sessions_total: sessionsTotal,
     quarantined: o.sessions.quarantinedSessions().size,
     writers: o.sessions.writerCounts(),
-    pool: { threads: o.pool.size, ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}) },
+    pool: {
+      threads: o.pool.size,
+      ...(Number.isFinite(util) ? { utilization: Math.min(1, Math.max(0, util)) } : {}),
+      workers: workers.map((w) => ({ host: w.host, thread_id: w.threadId, utilization: w.utilization, sessions: w.sessions, pending_calls: w.pendingCalls })),
+      worker_exits: o.pool.exits,
+    },
     log: { streams },
     rss_bytes: process.memoryUsage.rss(),
     ...(logBytes !== null ? { log_bytes: logBytes } : {}),

@@ -63,17 +63,37 @@ export async function loadActor(deps: ActorLoadDeps, sessionId: string): Promise
 }
 
 /**
- * What a session loaded in this process may still carry of the previous one, in order, each judged on the
- * session's summary after the input of the step before was folded: the input that clears it, or null. `settlement`
- * gives the settlement of a writer that held the slot (`restartSettlement`: the outcome its own stream reached, else
- * cancelled).
+ * Why a session's previous actor is gone: null when it went with the previous process (a restart), else the exit of
+ * the worker thread it lived on in this process (its message).
  */
-export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean, settlement: (writerId: string) => SessionInputRecord) => SessionInputRecord | null)[] = [
-  // The rebuild's requester went with the previous process: drop it so the session can rebuild again.
-  (s) => (s.rebuildRequestId !== null ? { type: 'rebuild.abandoned', payload: { requestId: s.rebuildRequestId, reason: 'daemon restarted' } } : null),
+export type ActorLoss = string | null;
+
+/**
+ * What a session loaded again may still carry of its previous actor, in order, each judged on the session's summary
+ * after the input of the step before was folded: the input that clears it, or null. `settlement` gives the settlement
+ * of a writer that held the slot when the previous process ended (`restartSettlement`: the outcome its own stream
+ * reached, else cancelled).
+ */
+export const RESTART_STEPS: readonly ((summary: SessionSummary, draining: boolean, lost: ActorLoss, settlement: (writerId: string) => SessionInputRecord) => SessionInputRecord | null)[] = [
+  // The rebuild's requester went with the previous process (or was answered `unavailable` when the worker died):
+  // drop it so the session can rebuild again.
+  (s, _draining, lost) => (s.rebuildRequestId !== null ? { type: 'rebuild.abandoned', payload: { requestId: s.rebuildRequestId, reason: lost ?? 'daemon restarted' } } : null),
   // The drain was the previous process's (its shutdown): this daemon lets writers start again.
   (s, draining) => (s.draining && !draining ? { type: 'drain.lifted', payload: {} } : null),
-  // The writer that held the slot ended with the previous process (settled in its own stream, or not at all):
-  // settle it so the session can write again.
-  (s, _draining, settlement) => (s.writerId !== null ? settlement(s.writerId) : null),
+  // The writer that held the slot ended with the previous process (settled in its own stream, or not at all), or died
+  // with its worker thread (a failure of Baton's own, `internal`): settle it so the session can write again.
+  (s, _draining, lost, settlement) =>
+    s.writerId === null
+      ? null
+      : lost === null
+        ? settlement(s.writerId)
+        : {
+            type: 'writer.settled',
+            payload: {
+              writerId: s.writerId,
+              outcome: 'failure',
+              failure: { kind: 'internal', retryable: true, message: `the writer's ${lost}` },
+              reason: lost,
+            },
+          },
 ];

@@ -25,6 +25,8 @@ export interface SessionServiceOptions {
   publish(sessionId: string, encoding: Encoding, event: PublishedEventBody): void;
   /** `count` more requests of the session did not fit the model's window (see `DaemonObserver.requestsOverWindow`). */
   overWindow?(sessionId: string, count: number): void;
+  /** Logs a failure no request is waiting to hear of. */
+  logError?(msg: string, data: Record<string, unknown>): void;
   /**
    * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
    * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.

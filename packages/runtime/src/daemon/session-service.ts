@@ -44,6 +44,7 @@ import { checkMessageForms } from './check-message-forms.ts';
 import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './session-actor-load.ts';
 import { loggedProjectOf } from './session-list.ts';
 import { restartSettlement } from './logged-settlement.ts';
+import type { HostExit } from '../host/host-pool.ts';
 import { SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
@@ -84,6 +85,8 @@ export class SessionService {
   readonly #writerKeys: WriterKeys;
   /** Set once this daemon drains: sessions it loads afterwards stay drained. */
   #draining = false;
+  /** Sessions whose actor died with its worker thread, with that exit, until they are loaded again. */
+  readonly #lostActors = new Map<string, string>();
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -143,7 +146,16 @@ export class SessionService {
   async #append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
     const record: SessionAppend = { ...input, at: this.#o.clock.now(), ...(keys !== undefined ? { keys } : {}) };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
-    const results = await this.#log.append(sessionId, [...this.#decisions.take(sessionId), record]);
+    const derived = this.#decisions.take(sessionId);
+    let results;
+    try {
+      results = await this.#log.append(sessionId, [...derived, record]);
+    } catch (err) {
+      // Nothing of the transaction was kept (a full disk: `unavailable`, reason `storage`): the decisions wait for
+      // the next input, and the session stays as it was, neither folded nor set aside.
+      this.#decisions.putBack(sessionId, derived);
+      throw err;
+    }
     const res = results.at(-1);
     if (res === undefined) throw new Error('event log returned no result');
     return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
@@ -212,8 +224,10 @@ export class SessionService {
     // Posted before any fold below: a writer a restart step starts already has it.
     this.#writerKeys.loaded(sessionId);
     this.#sessions.add(session);
+    const lost = this.#lostActors.get(sessionId) ?? null;
+    this.#lostActors.delete(sessionId);
     for (const step of RESTART_STEPS) {
-      const input = step(session.summary, this.#draining, (writerId) => restartSettlement(this.#log.log, writerId));
+      const input = step(session.summary, this.#draining, lost, (writerId) => restartSettlement(this.#log.log, writerId));
       if (input !== null) await this.#fold(session, await this.#append(sessionId, input));
     }
     this.#sessions.makeRoom(sessionId);
@@ -490,7 +504,8 @@ export class SessionService {
     const session = await this.#queue.run(sessionId, () => this.#load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
-    return await this.#folded.waitFor<WaitOutcome>(() => settlementOf(session.summary, writerId), timeoutMs, { outcome: 'timeout' });
+    // The session as it is now: it may have been loaded again meanwhile (its worker thread died).
+    return await this.#folded.waitFor<WaitOutcome>(() => settlementOf((this.#sessions.get(sessionId) ?? session).summary, writerId), timeoutMs, { outcome: 'timeout' });
   }
 
   /** Writes every queued decision and snapshot record (on drain and shutdown). */
@@ -550,6 +565,26 @@ export class SessionService {
       await pool.call(sessionId, 'session.unload', { sessionId }).catch(() => {});
       pool.release(sessionId);
     })();
+  }
+
+  /**
+   * A worker thread died with these sessions' actors: each leaves memory without writing anything (what it logged is
+   * durable, its queued decisions stay queued), its waiting requests are answered with the pool's `unavailable`, and
+   * it loads again from the log on its next request. One whose writer ran there is loaded again at once, so the
+   * writer settles as an `internal` failure naming the worker's exit and the session can write again.
+   */
+  hostExited(exit: HostExit): void {
+    const why = exit.error.cause instanceof Error ? exit.error.cause.message : exit.error.message;
+    for (const sessionId of exit.sessions) {
+      const session = this.#sessions.get(sessionId);
+      if (session === undefined) continue;
+      this.#sessions.delete(sessionId);
+      failAllWaiting(session, exit.error);
+      this.#lostActors.set(sessionId, `worker thread (actor host ${exit.host}) exited: ${why}`);
+      if (session.summary.writerId !== null || session.summary.rebuilding) {
+        this.#queue.run(sessionId, () => this.#load(sessionId)).catch((err: unknown) => this.#o.logError?.('session reload after a worker exit failed', { sessionId, error: String(err) }));
+      }
+    }
   }
 
   /** Waits for queued session work (used on shutdown). */

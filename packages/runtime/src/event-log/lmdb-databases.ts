@@ -57,22 +57,3 @@ export function removeStreamEntries(env: RootDatabase, dbs: LogDatabases, stream
   });
   return records.length;
 }
-
-const ignore = (): void => {};
-
-/**
- * Undoes puts queued in the current lmdb-js batch (records, message-id and lookup keys, global seqs `fromGlobal` to
- * `toGlobal`), so its transaction keeps none of them; best effort, for a batch being rejected anyway.
- */
-export function undoPuts(dbs: LogDatabases, written: readonly RecordKey[], msgKeys: readonly MsgIdKey[], fromGlobal: number, toGlobal: number): void {
-  try {
-    for (const key of written) void dbs.records.remove(key).catch(ignore);
-    for (const key of msgKeys) {
-      void dbs.msgIds.remove(key).catch(ignore);
-      void dbs.keys.remove(key).catch(ignore);
-    }
-    for (let g = fromGlobal; g <= toGlobal; g++) void dbs.global.remove(g).catch(ignore);
-  } catch {
-    // nothing more can be done synchronously; the batch is rejected anyway
-  }
-}

@@ -30,5 +30,9 @@ export function openEnv(options: LmdbEventLogOptions): RootDatabase {
     ...(options.mapSize === undefined ? {} : { mapSize: options.mapSize }),
     ...(options.readOnly === true ? { readOnly: true } : {}),
     maxDbs: 8,
+    // Each flush is one explicit write transaction (`LmdbEventLog.commitBatch`). lmdb-js's own batching of the
+    // writes of an event-loop turn is off: when such a batch's commit fails (a full disk), it rejects a promise of its
+    // own that nobody holds, and an unhandled rejection ends the process.
+    eventTurnBatching: false,
   });
 }

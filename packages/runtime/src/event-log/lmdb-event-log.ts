@@ -10,11 +10,11 @@
  * kept in memory, so no per-batch head write is needed. `streams()` walks `records` one stream at a time.
  *
  * Group commit: `append` validates and encodes its records immediately (so a bad record rejects only its own
- * call), then queues them. One flush per event-loop turn (`setImmediate`) writes every queued append as lmdb-js
- * asynchronous puts issued in one synchronous run, which lmdb-js commits as ONE write transaction on its writer
- * thread; the flush awaits that transaction's promise, which lmdb-js resolves only after the commit is synced to
- * disk (default durability: overlapping sync, no `noSync`). At most one flush is in flight: appends arriving
- * meanwhile accumulate and go into the next transaction, so batches grow with load.
+ * call), then queues them. One flush per event-loop turn (`setImmediate`) writes every queued append in ONE
+ * explicit write transaction (`env.transaction`: its body puts them all once lmdb-js starts it); the flush awaits
+ * that transaction's promise, which lmdb-js resolves only after the commit is synced to disk (default durability:
+ * overlapping sync, no `noSync`). At most one flush is in flight: appends arriving meanwhile accumulate and go into
+ * the next transaction, so batches grow with load.
  *
  * One writer per path: sequence numbers come from in-memory heads, so only one `LmdbEventLog` (one process) may
  * append to a given environment at a time; other instances and processes may read it concurrently.
@@ -22,12 +22,16 @@
  * Sequence numbers and duplicate checks are computed at flush time, in queue (= call) order, against the committed
  * state plus the batch itself; the order is therefore exactly the order of `append` calls. If the transaction
  * fails, every append in it rejects and nothing of the batch reaches the in-memory heads (they only advance after
- * a successful commit), so later appends reuse the same sequence numbers without gaps.
+ * a successful commit), so later appends reuse the same sequence numbers without gaps. A commit that fails for want
+ * of storage (a full disk, an I/O error) rejects with `unavailable`, reason `storage`; the log takes appends again as
+ * soon as storage has room, without a reopen. The map grows by itself (lmdb-js doubles it when it is full), so
+ * `mapSize` is only where it starts.
  */
 import { asBinary, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
+import { ProtocolError } from '@baton/protocol';
 import { openEnv, type LmdbEventLogOptions } from './lmdb-env.ts';
-import { openDatabases, removeStreamEntries, undoPuts, type LogDatabases, type MsgIdKey } from './lmdb-databases.ts';
+import { openDatabases, removeStreamEntries, type LogDatabases } from './lmdb-databases.ts';
 import { StreamCounts } from './stream-counts.ts';
 import { PAST_LAST_SEQ, globalRecords, streamsOf, type RecordKey } from './lmdb-reads.ts';
 import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, encodedBytes, residentFileBytes } from './mapped-pages.ts';
@@ -393,17 +397,20 @@ export class LmdbEventLog implements EventLog {
     for (const waiter of waiters) waiter();
   }
 
-  /** Writes one batch as one transaction; settles every append of the batch. */
+  /**
+   * Writes one batch as one write transaction (`env.transaction`, whose body runs when lmdb-js starts it and whose
+   * promise resolves once the commit is durable); settles every append of the batch. Sequence numbers and duplicate
+   * checks are computed in the body, against the committed state plus the batch. A commit that fails (a full disk,
+   * an I/O error) leaves nothing of the batch, and every append of it rejects `unavailable` (reason `storage`).
+   */
   private async commitBatch(batch: PendingAppend[]): Promise<void> {
     const newHeads = new Map<string, number>();
-    const batchMsgIds = new Map<string, Map<string, number>>();
     const results = new Array<AppendResult[]>(batch.length);
-    const written: RecordKey[] = [];
-    const writtenMsgIds: MsgIdKey[] = [];
-    const writtenKeys: MsgIdKey[] = [];
     let globalSeq = this.globalSeq;
-    let commit: Promise<boolean> | undefined;
-    try {
+    let wrote = false;
+    let bodyError: { error: unknown } | null = null;
+    const body = (): void => {
+      const batchMsgIds = new Map<string, Map<string, number>>();
       for (let b = 0; b < batch.length; b++) {
         const { stream, inputs, encoded } = batch[b] as PendingAppend;
         if (inputs.length === 0) {
@@ -424,45 +431,43 @@ export class LmdbEventLog implements EventLog {
             head += 1;
             if (seen === undefined) batchMsgIds.set(stream, (seen = new Map<string, number>()));
             seen.set(msgId, head);
-            const msgKey: MsgIdKey = [stream, msgId];
-            writtenMsgIds.push(msgKey);
-            // not awaited: every put of this synchronous run joins one transaction, whose commit is awaited below
-            void this.dbs.msgIds.put(msgKey, head);
+            this.dbs.msgIds.putSync([stream, msgId], head);
           } else {
             head += 1;
           }
-          for (const lookup of (inputs[i] as AppendInput).keys ?? []) {
-            const lookupKey: MsgIdKey = [stream, lookup];
-            writtenKeys.push(lookupKey);
-            // not awaited: same transaction as the other puts of this run (see `commit`)
-            void this.dbs.keys.put(lookupKey, head);
-          }
+          for (const lookup of (inputs[i] as AppendInput).keys ?? []) this.dbs.keys.putSync([stream, lookup], head);
           const key: RecordKey = [stream, head];
-          written.push(key);
-          commit = this.dbs.records.put(key, asBinary(encoded[i] as Uint8Array));
-          // not awaited: same transaction as the other puts of this run (see `commit`)
-          void this.dbs.global.put(++globalSeq, key);
+          this.dbs.records.putSync(key, asBinary(encoded[i] as Uint8Array));
+          this.dbs.global.putSync(++globalSeq, key);
+          wrote = true;
           out[i] = { seq: head, duplicate: false };
         }
         results[b] = out;
         newHeads.set(stream, head);
       }
+    };
+    try {
+      await this.env.transaction(() => {
+        try {
+          body();
+        } catch (error) {
+          // Not expected (inputs are validated and encoded up front): thrown out of the body, it aborts the
+          // transaction, so nothing of the batch is kept.
+          bodyError = { error };
+          throw error;
+        }
+      });
     } catch (error) {
-      // A synchronous failure after some puts were queued (not expected: inputs are validated and encoded up
-      // front): undo them in the same lmdb-js batch so its transaction keeps nothing of this batch.
-      undoPuts(this.dbs, written, [...writtenMsgIds, ...writtenKeys], this.globalSeq + 1, globalSeq);
-      this.rejectAll(batch, error);
-      return;
-    }
-    if (commit !== undefined) {
-      try {
-        // all puts above belong to the same transaction and share its (durable) commit promise
-        await commit;
-      } catch (error) {
-        this.rejectAll(batch, error);
-        this.reseed();
+      if (bodyError !== null) {
+        this.headCache.clear();
+        this.rejectAll(batch, (bodyError as { error: unknown }).error);
         return;
       }
+      this.rejectAll(batch, await storageError(error));
+      this.reseed();
+      return;
+    }
+    if (wrote) {
       for (const [stream, head] of newHeads) {
         if (this.headCache.get(stream) === 0 && head > 0) this.counts?.added(stream);
         this.headCache.set(stream, head);
@@ -491,6 +496,33 @@ export class LmdbEventLog implements EventLog {
   private rejectAll(batch: PendingAppend[], error: unknown): void {
     for (const pending of batch) pending.reject(error);
   }
+}
+
+/**
+ * The error the appends of a transaction that did not commit reject with: `unavailable` with reason `storage` (the
+ * disk is full, or the file cannot be written), naming the cause lmdb-js gives (as `commitError`, a promise it
+ * rejects with the system error; it is read here so that it is handled).
+ */
+async function storageError(error: unknown): Promise<ProtocolError> {
+  const commitError = (error as { commitError?: unknown } | null)?.commitError;
+  let cause: unknown = error;
+  if (commitError instanceof Promise) {
+    const settled = commitError.then(
+      () => null,
+      (reason: unknown) => reason,
+    );
+    // lmdb-js rejects it in the same turn as the commit; do not wait on one that never settles
+    const underlying = await Promise.race([settled, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
+    if (underlying !== null) cause = underlying;
+  }
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  const errno = (cause as { code?: unknown } | null)?.code;
+  return new ProtocolError(
+    'unavailable',
+    `the event log could not write durably (${detail}${typeof errno === 'number' || typeof errno === 'string' ? `, ${String(errno)}` : ''}): nothing of this request was acknowledged; retry once storage has room`,
+    { reason: 'storage' },
+    { cause },
+  );
 }
 
 /** Functional alias of `LmdbEventLog.open`. */

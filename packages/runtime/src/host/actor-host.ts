@@ -122,6 +122,7 @@ export class ActorHost {
       },
       notes: {},
     });
+    this.#rpc.notify('host.started', { threadId: this.#threadId });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import {
   COMMIT_RECORDS,
@@ -12,15 +12,55 @@ import { ProtocolError } from '@baton/protocol';
 import { SessionMessages } from '../daemon/session-messages.ts';
 import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { PortRpc } from './port-rpc.ts';
+import { ThreadLoad } from './thread-load.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';
 
-/** What the pool hands to the daemon: the notes worker hosts send. */
-export type HostPoolEvents = { readonly [K in keyof MainSide['notes']]: (note: MainSide['notes'][K]) => void };
+/** What the pool hands to the daemon: the notes worker hosts send (but `host.started`, which the pool keeps). */
+export type HostPoolEvents = { readonly [K in Exclude<keyof MainSide['notes'], 'host.started'>]: (note: MainSide['notes'][K]) => void };
+
+/** One worker of the pool now: its slot, its thread, how busy its event loop is, what it holds and what waits on it. */
+export interface WorkerLoad {
+  readonly host: number;
+  /** Null until its host reported (a replacement thread still starting). */
+  readonly threadId: number | null;
+  /** Event-loop utilisation in [0, 1] over the recent past (see `ThreadLoad`); 0 while it starts. */
+  readonly utilization: number;
+  /** Sessions placed on it. */
+  readonly sessions: number;
+  /** Calls sent to it and not answered yet. */
+  readonly pendingCalls: number;
+}
+
+/** A worker thread that died with the sessions placed on it; its calls were answered `error`. */
+export interface HostExit {
+  readonly host: number;
+  readonly sessions: readonly string[];
+  readonly error: ProtocolError;
+}
+
+/** Heap limits of each worker thread by default: one runaway session stops its worker, not the process. */
+export const DEFAULT_WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 1024 };
+
+export interface HostPoolOptions {
+  readonly size: number;
+  readonly host: HostOptions;
+  readonly log: EventLog;
+  readonly events: HostPoolEvents;
+  readonly shared?: () => SharedFilesPort | null;
+  /** A worker died: its sessions' actors are gone (the pool already started its replacement). */
+  readonly exited?: (exit: HostExit) => void;
+  /** V8 limits of each worker (default `DEFAULT_WORKER_RESOURCE_LIMITS`); a worker that reaches them dies alone. */
+  readonly resourceLimits?: ResourceLimits;
+  /** Node options of the workers, after those the pool needs itself. */
+  readonly execArgv?: readonly string[];
+}
 
 interface Host {
   readonly rpc: PortRpc<MainSide, WorkerSide>;
-  readonly task: Promise<{ threadId: number }>;
+  /** Its task, settled either way. */
+  readonly ended: Promise<void>;
   sessions: number;
+  threadId: number | null;
 }
 
 // Run from the TypeScript sources (tests, tsx), the workers load `worker-entry.ts` through tsx and resolve the
@@ -41,14 +81,27 @@ function checkWorkerAppend(stream: string, records: readonly AppendInput[]): voi
 /**
  * A Piscina pool whose workers each run one long-lived actor host task (`atomics: 'disabled'`, because the hosts keep
  * actors, timers and sockets alive between messages). Sessions are pinned to the least-loaded host when loaded.
+ *
+ * A worker may die (an out-of-memory under its `resourceLimits`, a native abort, `process.exit` in a tool, a
+ * `terminate()`): Piscina rejects its task and starts a replacement thread. The pool then answers every call still
+ * waiting on that host `unavailable` (retryable), runs a new host task in its place, and reports the sessions that
+ * lived there (`exited`): their actors are gone, and every call for one of them but `session.load` is refused
+ * `unavailable` until it is loaded again.
  */
 export class HostPool {
   readonly #pool: Piscina;
+  readonly #o: HostPoolOptions;
   readonly #hosts: Host[] = [];
   readonly #placement = new Map<string, number>();
+  /** Sessions whose host died since they were loaded. */
+  readonly #lost = new Set<string>();
+  readonly #messages: SessionMessages;
+  readonly #load = new ThreadLoad();
   #closed = false;
+  #exits = 0;
 
-  constructor(options: { size: number; host: HostOptions; log: EventLog; events: HostPoolEvents; shared?: () => SharedFilesPort | null }) {
+  constructor(options: HostPoolOptions) {
+    this.#o = options;
     this.#pool = new Piscina({
       filename: new URL(isTs ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
       minThreads: options.size,
@@ -56,41 +109,104 @@ export class HostPool {
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: 1,
       atomics: 'disabled',
-      ...(isTs ? { execArgv: ['--conditions=@baton/source', '--import', 'tsx'] } : {}),
+      resourceLimits: options.resourceLimits ?? DEFAULT_WORKER_RESOURCE_LIMITS,
+      execArgv: [...(isTs ? ['--conditions=@baton/source', '--import', 'tsx'] : []), ...(options.execArgv ?? [])],
     });
-    const messages = new SessionMessages(options.log);
-    const sharedFiles = (): SharedFilesPort => {
-      const port = options.shared?.() ?? null;
-      if (port === null) throw new ProtocolError('unavailable', 'shared project files are not available (not in a cluster, or not joined yet)');
-      return port;
-    };
-    for (let i = 0; i < options.size; i++) {
-      const { port1, port2 } = new MessageChannel();
-      const rpc = new PortRpc<MainSide, WorkerSide>(port1, {
-        calls: {
-          'log.append': ({ stream, records }) => {
-            checkWorkerAppend(stream, records);
-            return options.log.append(stream, records);
-          },
-          'log.messages': ({ sessionId, ids }) => messages.byIds(sessionId, ids),
-          'log.recentMain': ({ sessionId, limit }) => messages.recentMain(sessionId, limit),
-          'memory.sync': ({ projectId }) => sharedFiles().sync(projectId),
-          'memory.commit': (request) => sharedFiles().commit(request),
+    // A worker that dies with no task of ours is reported as a pool error; it is replaced like any other.
+    this.#pool.on('error', (err: unknown) => options.events.log({ level: 'error', msg: 'worker thread failed', data: { error: String(err) } }));
+    this.#messages = new SessionMessages(options.log);
+    for (let i = 0; i < options.size; i++) this.#hosts.push(this.#startHost(i));
+  }
+
+  #sharedFiles(): SharedFilesPort {
+    const port = this.#o.shared?.() ?? null;
+    if (port === null) throw new ProtocolError('unavailable', 'shared project files are not available (not in a cluster, or not joined yet)');
+    return port;
+  }
+
+  /** Runs the actor host task of slot `index` on the pool (on whichever thread is free: a new one after a death). */
+  #startHost(index: number): Host {
+    const { log, events } = this.#o;
+    const { port1, port2 } = new MessageChannel();
+    const rpc = new PortRpc<MainSide, WorkerSide>(port1, {
+      calls: {
+        'log.append': ({ stream, records }) => {
+          checkWorkerAppend(stream, records);
+          return log.append(stream, records);
         },
-        notes: options.events,
-      });
-      const task = this.#pool.run({ port: port2, options: options.host }, { transferList: [port2] }) as Promise<{ threadId: number }>;
-      task.catch((err: unknown) => options.events.log({ level: 'error', msg: 'actor host stopped', data: { host: i, error: String(err) } }));
-      this.#hosts.push({ rpc, task, sessions: 0 });
+        'log.messages': ({ sessionId, ids }) => this.#messages.byIds(sessionId, ids),
+        'log.recentMain': ({ sessionId, limit }) => this.#messages.recentMain(sessionId, limit),
+        'memory.sync': ({ projectId }) => this.#sharedFiles().sync(projectId),
+        'memory.commit': (request) => this.#sharedFiles().commit(request),
+      },
+      notes: {
+        ...events,
+        'host.started': ({ threadId }) => {
+          host.threadId = threadId;
+        },
+      },
+    });
+    const task = this.#pool.run({ port: port2, options: this.#o.host }, { transferList: [port2] }) as Promise<{ threadId: number }>;
+    const host: Host = {
+      rpc,
+      sessions: 0,
+      threadId: null,
+      ended: task.then(
+        () => {},
+        (err: unknown) => this.#hostDied(index, host, err),
+      ),
+    };
+    return host;
+  }
+
+  /** The task of `host` failed: its thread died (or the pool is being destroyed). */
+  #hostDied(index: number, host: Host, err: unknown): void {
+    if (this.#closed || this.#hosts[index] !== host) return;
+    this.#exits++;
+    const cause = err instanceof Error ? err : new Error(String(err));
+    const error = new ProtocolError('unavailable', `the worker thread of actor host ${index} exited (${cause.message}); retry the request`, { reason: 'worker' }, { cause });
+    this.#o.events.log({ level: 'error', msg: 'worker thread exited', data: { host: index, error: cause.message, ...(cause.stack !== undefined ? { stack: cause.stack } : {}) } });
+    const sessions: string[] = [];
+    for (const [sessionId, at] of this.#placement) {
+      if (at !== index) continue;
+      sessions.push(sessionId);
+      this.#placement.delete(sessionId);
+      this.#lost.add(sessionId);
     }
+    // The replacement first: a call made while the old one's pending calls are rejected goes to the new host.
+    this.#hosts[index] = this.#startHost(index);
+    host.rpc.close(error);
+    this.#o.exited?.({ host: index, sessions, error });
   }
 
   get size(): number {
     return this.#hosts.length;
   }
 
-  get utilization(): number {
-    return this.#pool.utilization;
+  /** How many worker threads died since the pool started (each was replaced). */
+  get exits(): number {
+    return this.#exits;
+  }
+
+  /** The worker threads now (Piscina's), for tests and diagnostics. */
+  get threads(): readonly Worker[] {
+    return this.#pool.threads;
+  }
+
+  /** Each worker now, in slot order. */
+  workers(): WorkerLoad[] {
+    const threads = new Map(this.#pool.threads.map((t) => [t.threadId, t]));
+    this.#load.keepOnly(new Set(threads.keys()));
+    return this.#hosts.map((h, host) => {
+      const thread = h.threadId === null ? undefined : threads.get(h.threadId);
+      return {
+        host,
+        threadId: thread === undefined ? null : h.threadId,
+        utilization: thread === undefined ? 0 : this.#load.utilization(thread),
+        sessions: h.sessions,
+        pendingCalls: h.rpc.pendingCalls,
+      };
+    });
   }
 
   /** The host a session lives on, placing it on the least-loaded host the first time. */
@@ -110,6 +226,7 @@ export class HostPool {
 
   /** Forgets where a session lived (it left memory); its next load places it again. */
   release(sessionId: string): void {
+    this.#lost.delete(sessionId);
     const index = this.#placement.get(sessionId);
     if (index === undefined) return;
     this.#placement.delete(sessionId);
@@ -117,19 +234,31 @@ export class HostPool {
     if (host !== undefined) host.sessions--;
   }
 
-  /** Calls the host of `sessionId`; rejects with the host's error code (`not_found`, …) or `unavailable` once closed. */
+  /**
+   * Calls the host of `sessionId`; rejects with the host's error code (`not_found`, …), or `unavailable` once closed,
+   * when the host's thread dies before it answers, or while a session whose host died is not loaded again.
+   */
   call<K extends keyof WorkerSide['calls']>(sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
     if (this.#closed) return Promise.reject(new ProtocolError('unavailable', 'the actor pool is closed'));
+    if (this.#lost.has(sessionId)) {
+      if (kind !== 'session.load') return Promise.reject(new ProtocolError('unavailable', `session ${sessionId} is being reloaded after its worker thread exited; retry the request`, { reason: 'worker' }));
+      this.#lost.delete(sessionId);
+    }
     return this.#hostFor(sessionId).rpc.call(kind, request);
   }
 
-  /** Shuts the hosts down (cancelling any writer still running) and closes the pool; later calls are refused. */
+  /**
+   * Shuts the hosts down (cancelling any writer still running) and ends the pool; later calls are refused. Only hosts
+   * that started are asked (a host whose thread never started, say one that fails at start-up, would never answer);
+   * once their tasks have ended, the pool's threads are ended, any still starting with them.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all(this.#hosts.map((h) => h.rpc.call('shutdown', {}).catch(() => {})));
+    const started = this.#hosts.filter((h) => h.threadId !== null);
+    await Promise.all(started.map((h) => h.rpc.call('shutdown', {}).catch(() => {})));
     for (const h of this.#hosts) h.rpc.close(new ProtocolError('unavailable', 'the actor pool closed'));
-    await Promise.allSettled(this.#hosts.map((h) => h.task));
-    await this.#pool.close();
+    await Promise.all(started.map((h) => h.ended));
+    await this.#pool.destroy();
   }
 }

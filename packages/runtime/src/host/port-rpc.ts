@@ -79,6 +79,11 @@ export class PortRpc<Local extends PortSide, Remote extends PortSide> {
     });
   }
 
+  /** Calls sent and not answered yet: the work waiting on the other side. */
+  get pendingCalls(): number {
+    return this.#pending.size;
+  }
+
   /** Sends a one-way note. */
   notify<K extends keyof Remote['notes'] & string>(kind: K, note: Remote['notes'][K]): void {
     this.#post({ t: 'note', kind, body: note });

@@ -1,10 +1,14 @@
 import { ERROR_CODES, ProtocolError, type ErrorCode } from '@baton/protocol';
 
-/** An error as it crosses a thread: plain data, with a protocol error code. */
+/** An error as it crosses a thread: plain data, with a protocol error code, and the original's name and stack. */
 export interface WireError {
   readonly code: ErrorCode;
   readonly message: string;
   readonly details?: unknown;
+  /** The thrown error's class name (`TypeError`, `ProtocolError`, …). */
+  readonly name?: string;
+  /** Its stack as the throwing thread saw it. */
+  readonly stack?: string;
 }
 
 function isErrorCode(code: unknown): code is ErrorCode {
@@ -15,12 +19,27 @@ function isErrorCode(code: unknown): code is ErrorCode {
 export function toWireError(err: unknown): WireError {
   if (err instanceof Error) {
     const { code, details } = err as { code?: unknown; details?: unknown };
-    return { code: isErrorCode(code) ? code : 'internal', message: err.message, ...(details !== undefined ? { details } : {}) };
+    return {
+      code: isErrorCode(code) ? code : 'internal',
+      message: err.message,
+      ...(details !== undefined ? { details } : {}),
+      name: err.name,
+      ...(typeof err.stack === 'string' ? { stack: err.stack } : {}),
+    };
   }
   return { code: 'internal', message: String(err) };
 }
 
-/** Turns a `WireError` back into the `ProtocolError` the daemon answers requests with. */
+/**
+ * Turns a `WireError` back into the `ProtocolError` the daemon answers requests with. The error as it was thrown on
+ * the other side is its `cause`: an `Error` with the original name and stack, so a log shows where it came from.
+ */
 export function fromWireError(error: WireError): ProtocolError {
-  return new ProtocolError(isErrorCode(error.code) ? error.code : 'internal', error.message, error.details);
+  let cause: Error | undefined;
+  if (error.name !== undefined || error.stack !== undefined) {
+    cause = new Error(error.message);
+    if (error.name !== undefined) cause.name = error.name;
+    if (error.stack !== undefined) cause.stack = error.stack;
+  }
+  return new ProtocolError(isErrorCode(error.code) ? error.code : 'internal', error.message, error.details, cause !== undefined ? { cause } : undefined);
 }

@@ -121,6 +121,8 @@ export interface MainSide {
     /** A result computed in the worker (rebuild render, compaction) that enters the session as a logged input. */
     readonly 'session.input': { sessionId: string; record: SessionInputRecord };
     readonly log: { level: LogLevel; msg: string; data?: Record<string, unknown> };
+    /** The host started on this worker thread (its first note): the pool's measures of the thread are keyed by it. */
+    readonly 'host.started': { threadId: number };
   };
 }
 

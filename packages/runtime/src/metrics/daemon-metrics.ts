@@ -1,4 +1,4 @@
-import type { PublishedEventBody, RuntimeStatusReply } from '@baton/protocol';
+import type { PublishedEventBody, RuntimeStatusReply, RuntimeWorker } from '@baton/protocol';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { assertNever } from '../assert-never.ts';
 import type { DaemonObserver, RequestAnswer } from '../daemon/daemon-observer.ts';
@@ -93,7 +93,24 @@ export class DaemonMetrics implements DaemonObserver {
     gauge('baton_writers_running', 'Checkpoint writers running now.', (s) => s.writers.running);
     gauge('baton_writers_queued', 'Writer requests waiting for a running writer to settle.', (s) => s.writers.queued);
     gauge('baton_pool_threads', 'Worker threads hosting session and writer actors.', (s) => s.pool.threads);
-    gauge('baton_pool_utilization_ratio', 'How busy the worker threads are (0 to 1).', (s) => s.pool.utilization);
+    gauge('baton_pool_utilization_ratio', "Mean event-loop utilisation of the worker threads over about the last 10 s (0 to 1).", (s) => s.pool.utilization);
+    gauge('baton_pool_worker_exits', 'Worker threads that died since the daemon started (each was replaced).', (s) => s.pool.worker_exits);
+    const perWorker = (name: string, help: string, read: (w: RuntimeWorker) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['worker'],
+        registers,
+        collect() {
+          const now = status();
+          this.reset();
+          for (const w of now?.pool.workers ?? []) this.set({ worker: String(w.host) }, read(w));
+        },
+      });
+    };
+    perWorker('baton_worker_utilization_ratio', "A worker thread's event-loop utilisation over about the last 10 s (0 to 1), by worker slot.", (w) => w.utilization);
+    perWorker('baton_worker_sessions', 'Sessions placed on a worker thread, by worker slot.', (w) => w.sessions);
+    perWorker('baton_worker_pending_calls', 'Calls sent to a worker thread it has not answered yet (its queue), by worker slot.', (w) => w.pending_calls);
     gauge('baton_log_streams', 'Streams in the event log (sessions, writers, memory commits).', (s) => s.log.streams);
     gauge('baton_log_bytes', 'Size of the event log data file (LMDB data.mdb).', (s) => s.log_bytes);
   }

@@ -4,30 +4,24 @@ import { LmdbEventLog, openLmdbEventLog } from '../../src/event-log/lmdb-event-l
 import { describeEventLogContract, rec } from './event-log-contract.ts';
 import { makeTempDir, removeDir } from './temp-dir.ts';
 
-interface PutLike {
-  put: (...args: unknown[]) => Promise<boolean>;
+interface TransactionLike {
+  transaction: (body: () => unknown) => Promise<unknown>;
 }
 
 /**
- * Makes the next transaction of `log` fail without writing anything: every put of the next flush returns the same
- * rejected commit promise, as lmdb-js does when a transaction aborts.
+ * Makes the next transaction of `log` fail without writing anything, as lmdb-js does when a commit fails: the
+ * environment's `transaction` rejects once, with the error lmdb-js gives (its cause in `commitError`), without running
+ * the body.
  */
 function failNextCommit(log: EventLog): void {
-  const internals = (log as unknown as { dbs: Record<'records' | 'msgIds' | 'global', PutLike> }).dbs;
-  const dbs = [internals.records, internals.msgIds, internals.global];
-  const originals = dbs.map((db) => db.put);
-  const failed = Promise.reject(new Error('simulated transaction failure'));
-  failed.catch(() => {});
-  let restoring = false;
-  for (const db of dbs) {
-    db.put = () => {
-      if (!restoring) {
-        restoring = true;
-        queueMicrotask(() => dbs.forEach((d, i) => (d.put = originals[i] as PutLike['put'])));
-      }
-      return failed;
-    };
-  }
+  const env = (log as unknown as { env: TransactionLike }).env;
+  const cause = Promise.reject(Object.assign(new Error('No space left on device'), { code: 28 }));
+  cause.catch(() => {});
+  env.transaction = () => {
+    // once: the environment's own method again from the next flush on
+    delete (env as Partial<TransactionLike>).transaction;
+    return Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: cause }));
+  };
 }
 
 describeEventLogContract('LmdbEventLog', () => {
@@ -41,6 +35,23 @@ describeEventLogContract('LmdbEventLog', () => {
 });
 
 describe('LmdbEventLog specifics', () => {
+  it('rejects the appends of a commit that failed for want of storage with unavailable, reason storage, naming the cause', async () => {
+    const dir = makeTempDir();
+    try {
+      const log = LmdbEventLog.open({ path: dir });
+      failNextCommit(log);
+      await expect(log.append('s', [rec('t', 'x')])).rejects.toMatchObject({
+        code: 'unavailable',
+        details: { reason: 'storage' },
+        message: expect.stringMatching(/could not write durably \(No space left on device, 28\)/) as unknown,
+      });
+      expect(await log.append('s', [rec('t', 'y')])).toEqual([{ seq: 1, duplicate: false }]);
+      await log.close();
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it('opens through openLmdbEventLog with a map size and creates the directory', async () => {
     const dir = makeTempDir();
     try {

@@ -1,5 +1,5 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { ERROR_CODES, ErrorReplySchema, decodeReply, encodeReply, type ErrorCode } from '@baton/protocol';
+import { ERROR_CODES, ErrorReplySchema, ProtocolError, decodeReply, encodeReply, type ErrorCode } from '@baton/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorReplyOf } from '../../src/daemon/daemon.ts';
 import { PortRpc, type PortSide } from '../../src/host/port-rpc.ts';
@@ -48,6 +48,22 @@ describe('error codes survive the thread hop', () => {
 
   it.each([...ERROR_CODES])('%s on a plain error keeps its code too', async (code) => {
     expect((await wireErrorOf(rpc, code, true)).code).toBe(code);
+  });
+
+  it("keeps the thrown error's name and worker-side stack as the cause", async () => {
+    for (const plain of [false, true]) {
+      const err = await rpc.call('raise', { code: 'conflict', plain }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ProtocolError);
+      const cause = (err as ProtocolError).cause as Error;
+      expect(cause).toBeInstanceOf(Error);
+      expect(cause.name).toBe(plain ? 'Error' : 'ProtocolError');
+      // the stack is the worker's: it names the worker script's frame
+      expect(cause.stack).toContain('raise-worker.mjs');
+      expect(cause.stack?.split('\n')[0]).toBe(`${cause.name}: ${plain ? 'plain conflict' : 'raised conflict in a worker'}`);
+    }
   });
 
   it('a code that is not a protocol code becomes internal, with the message kept', async () => {
