@@ -20,6 +20,10 @@ const SLOW = [
   /^test\/inspector-browser\.test\.ts$/,
   /^test\/memory-commit-crash\.test\.ts$/,
   /^test\/crash-resume\.test\.ts$/,
+  /^test\/sigkill-replay\.test\.ts$/,
+  /^test\/worker-death\.test\.ts$/,
+  /^test\/disk-full\.test\.ts$/,
+  /^packages\/cli\/test\/cluster-join\.test\.ts$/,
 ];
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
