@@ -1,13 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BatonClient, NatsTransport, type NatsAuth } from '@baton/client';
 import { decodeReply, encodeRequest } from '@baton/protocol';
-import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
+import type { LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsCluster, startNatsServer } from '@baton/testing';
 import { describe, expect, it } from 'vitest';
 import { startClusterMember, stopClusterMembers, type ClusterMember } from './support/cluster-member.ts';
-import { TEST_TAIL, conversation } from './support/conversation.ts';
+import { conversation } from './support/conversation.ts';
 import { DAEMON_AUTH, OPERATOR_AUTH, PROJECT_USERS, documentedAccounts, documentedPermissions, withNkeys, withPasswords } from './support/nats-permissions.ts';
 
 const MODEL = { id: 'gpt-4o', context_window: 128_000 };
@@ -155,31 +152,21 @@ describe('per-project permissions (the documented recipe)', () => {
   it('on one NATS server: each project works within itself, reaches nothing of another, the operator sees both', { timeout: 120_000 }, async () => {
     const restore = withPasswords();
     const nats = await startNatsServer({ config: await documentedPermissions() });
+    restore();
     const model = await startLoopbackModel({ mode: 'extractive' });
-    const dataDir = await mkdtemp(join(tmpdir(), 'baton-scoped-'));
-    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: DAEMON_AUTH });
-    const daemon = BatonDaemon.start({
-      transport: daemonTransport,
-      log,
-      dataDir,
-      poolSize: 1,
-      model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-      tail: TEST_TAIL,
-    });
-    const env = await parties(nats.url);
+    const members: ClusterMember[] = [];
     try {
-      await daemon.ready();
-      await projectsStayApart({ ...env, records: countRecords([log]), unknownCode: 'not_found', daemons: 1 });
+      members.push(await startClusterMember(nats.url, model, { cluster: false, auth: DAEMON_AUTH }));
+      const env = await parties(nats.url);
+      try {
+        await projectsStayApart({ ...env, records: countRecords(members.map((m) => m.log)), unknownCode: 'not_found', daemons: 1 });
+      } finally {
+        for (const p of [env.shop, env.billing, env.operator]) await p.transport.close();
+      }
     } finally {
-      for (const p of [env.shop, env.billing, env.operator]) await p.transport.close();
-      await daemon.stop();
-      await daemonTransport.close();
-      await log.close();
+      await stopClusterMembers(members);
       await model.close();
       await nats.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      restore();
     }
   });
 
@@ -188,34 +175,24 @@ describe('per-project permissions (the documented recipe)', () => {
     const nats = await startNatsServer({ config: await documentedAccounts() });
     restore();
     const model = await startLoopbackModel({ mode: 'extractive' });
-    const dataDir = await mkdtemp(join(tmpdir(), 'baton-accounts-'));
-    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.daemon } });
-    const daemon = BatonDaemon.start({
-      transport: daemonTransport,
-      log,
-      dataDir,
-      poolSize: 1,
-      model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-      tail: TEST_TAIL,
-    });
-    // Each account's inboxes are its own: the default prefix will do.
-    const env = {
-      shop: await party(nats.url, { nkeySeed: seeds.shop }, '_INBOX', 'shop'),
-      billing: await party(nats.url, { nkeySeed: seeds.billing }, '_INBOX', 'billing'),
-      operator: await party(nats.url, { nkeySeed: seeds.operator }, '_INBOX'),
-    };
+    const members: ClusterMember[] = [];
     try {
-      await daemon.ready();
-      await projectsStayApart({ ...env, records: countRecords([log]), unknownCode: 'not_found', daemons: 1 });
+      members.push(await startClusterMember(nats.url, model, { cluster: false, auth: { nkeySeed: seeds.daemon } }));
+      // Each account's inboxes are its own: the default prefix will do.
+      const env = {
+        shop: await party(nats.url, { nkeySeed: seeds.shop }, '_INBOX', 'shop'),
+        billing: await party(nats.url, { nkeySeed: seeds.billing }, '_INBOX', 'billing'),
+        operator: await party(nats.url, { nkeySeed: seeds.operator }, '_INBOX'),
+      };
+      try {
+        await projectsStayApart({ ...env, records: countRecords(members.map((m) => m.log)), unknownCode: 'not_found', daemons: 1 });
+      } finally {
+        for (const p of [env.shop, env.billing, env.operator]) await p.transport.close();
+      }
     } finally {
-      for (const p of [env.shop, env.billing, env.operator]) await p.transport.close();
-      await daemon.stop();
-      await daemonTransport.close();
-      await log.close();
+      await stopClusterMembers(members);
       await model.close();
       await nats.stop();
-      await rm(dataDir, { recursive: true, force: true });
     }
   });
 
@@ -246,21 +223,10 @@ describe('a daemon serving the scoped subjects only (requireScopedSubjects)', ()
   it('leaves the unscoped open and session subjects unanswered, publishes events on the scoped ones alone, and keeps the runtime subjects', async () => {
     const nats = await startNatsServer();
     const model = await startLoopbackModel({ mode: 'extractive' });
-    const dataDir = await mkdtemp(join(tmpdir(), 'baton-scoped-only-'));
-    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-    const daemonTransport = await NatsTransport.connect({ servers: nats.url });
-    const daemon = BatonDaemon.start({
-      transport: daemonTransport,
-      log,
-      dataDir,
-      poolSize: 1,
-      model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: 10_000 },
-      tail: TEST_TAIL,
-      requireScopedSubjects: true,
-    });
+    const members: ClusterMember[] = [];
     const transport = await NatsTransport.connect({ servers: nats.url });
     try {
-      await daemon.ready();
+      members.push(await startClusterMember(nats.url, model, { cluster: false, requireScopedSubjects: true }));
       const client = new BatonClient(transport, { timeoutMs: 10_000 });
       const sid = (await client.open({ project_id: 'shop', model: MODEL })).session_id;
       await client.append(sid, conversation(4));
@@ -281,12 +247,9 @@ describe('a daemon serving the scoped subjects only (requireScopedSubjects)', ()
       expect((await client.runtimeSessions()).sessions.map((s) => s.session_id)).toEqual([sid]);
     } finally {
       await transport.close();
-      await daemon.stop();
-      await daemonTransport.close();
-      await log.close();
+      await stopClusterMembers(members);
       await model.close();
       await nats.stop();
-      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

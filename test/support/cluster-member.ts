@@ -23,6 +23,8 @@ export interface ClusterMemberOptions {
   readonly logger?: DaemonLogger;
   /** How the daemon authenticates to NATS (default: no credentials). */
   readonly auth?: NatsAuth;
+  /** Serve the project-scoped subjects only. */
+  readonly requireScopedSubjects?: boolean;
 }
 
 /** Starts a daemon (pool 1, the loopback model, the tests' small tail) connected to `url` and waits until it is ready. */
@@ -41,6 +43,7 @@ export async function startClusterMember(url: string, model: LoopbackModel, opti
     tail: TEST_TAIL,
     ...(cluster === false ? {} : { cluster: { ...cluster, connection: transport.connection } }),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
   });
   await daemon.ready();
   return { daemon, log, transport, dataDir };

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
-import { BatonDaemon, LmdbEventLog } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer } from '@baton/testing';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_AUTH, PASSWORDS, PROJECT_USERS, documentedAccounts, documentedPermissions, withNkeys, withPasswords } from '../../../test/support/nats-permissions.ts';
+import { startClusterMember, stopClusterMembers } from '../../../test/support/cluster-member.ts';
 import { main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';
 
@@ -22,14 +21,10 @@ describe("baton sessions with a project's NATS user", () => {
     const nats = await startNatsServer({ config: await documentedPermissions() });
     restore();
     const model = await startLoopbackModel({ mode: 'extractive' });
-    const dataDir = mkdtempSync(join(tmpdir(), 'baton-scoped-cli-'));
-    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: DAEMON_AUTH });
-    const daemon = BatonDaemon.start({ transport: daemonTransport, log, dataDir, poolSize: 1, model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0 } });
+    const member = await startClusterMember(nats.url, model, { cluster: false, auth: DAEMON_AUTH });
     const shopTransport = await NatsTransport.connect({ servers: nats.url, auth: PROJECT_USERS.shop.auth, inboxPrefix: PROJECT_USERS.shop.inboxPrefix });
     const billingTransport = await NatsTransport.connect({ servers: nats.url, auth: PROJECT_USERS.billing.auth, inboxPrefix: PROJECT_USERS.billing.inboxPrefix });
     try {
-      await daemon.ready();
       const mine = (await new BatonClient(shopTransport).open({ project_id: 'shop', model: MODEL })).session_id;
       const theirs = (await new BatonClient(billingTransport).open({ project_id: 'billing', model: MODEL })).session_id;
       const env = { BATON_NATS_PASSWORD: PASSWORDS.SHOP_PASS };
@@ -51,12 +46,9 @@ describe("baton sessions with a project's NATS user", () => {
     } finally {
       await shopTransport.close();
       await billingTransport.close();
-      await daemon.stop();
-      await daemonTransport.close();
-      await log.close();
+      await stopClusterMembers([member]);
       await model.close();
       await nats.stop();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
@@ -65,32 +57,25 @@ describe("baton sessions with a project's NATS user", () => {
     const nats = await startNatsServer({ config: await documentedAccounts() });
     restore();
     const model = await startLoopbackModel({ mode: 'extractive' });
-    const dataDir = mkdtempSync(join(tmpdir(), 'baton-nkey-cli-'));
-    const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-    const daemonTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.daemon } });
-    const daemon = BatonDaemon.start({ transport: daemonTransport, log, dataDir, poolSize: 1, model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0 } });
+    const member = await startClusterMember(nats.url, model, { cluster: false, auth: { nkeySeed: seeds.daemon } });
     const shopTransport = await NatsTransport.connect({ servers: nats.url, auth: { nkeySeed: seeds.shop } });
     try {
-      await daemon.ready();
       const mine = (await new BatonClient(shopTransport).open({ project_id: 'shop', model: MODEL })).session_id;
-      const seedFile = join(dataDir, 'shop.nk');
+      const seedFile = join(member.dataDir, 'shop.nk');
       writeFileSync(seedFile, `${seeds.shop}\n`, { mode: 0o600 });
       const listed = captureIo();
       expect(await main(['node', 'baton', 'sessions', '--nats', nats.url, '--nats-nkey', seedFile, '--project', 'shop', '--json', '--timeout', '5000'], listed, {})).toBe(0);
       expect((JSON.parse(listed.stdout.join('\n')) as { sessions: { session_id: string }[] }).sessions.map((x) => x.session_id)).toEqual([mine]);
-      const notSeed = join(dataDir, 'not-a-seed');
+      const notSeed = join(member.dataDir, 'not-a-seed');
       writeFileSync(notSeed, 'hello\n');
       const bad = captureIo();
       expect(await main(['node', 'baton', 'sessions', '--nats', nats.url, '--nats-nkey', notSeed, '--project', 'shop'], bad, {})).toBe(1);
       expect(bad.stderr.join('\n')).toMatch(/--nats-nkey: .* does not hold an NKey user seed/);
     } finally {
       await shopTransport.close();
-      await daemon.stop();
-      await daemonTransport.close();
-      await log.close();
+      await stopClusterMembers([member]);
       await model.close();
       await nats.stop();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -39,6 +39,7 @@ import {
   subjects,
   isScopableProject,
   type ProjectSubjects,
+  type SessionSubjects,
   type Subjects,
 } from '@baton/protocol';
 import { TransportError } from './transport/transport-error.ts';
@@ -113,7 +114,7 @@ export class BatonClient {
   }
 
   /** The subjects a session's requests and events go on: its project's when known, else the unscoped ones. */
-  #on(sessionId: string): Subjects | ProjectSubjects {
+  #on(sessionId: string): SessionSubjects {
     return this.#scoped.get(sessionId) ?? this.#project ?? this.subjects;
   }
 

@@ -13,6 +13,7 @@ export {
   isScopableProject,
   projectOfSubject,
   type ProjectSubjects,
+  type SessionSubjects,
 } from './subjects.ts';
 export { SessionIdSchema, OwnerDigestSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
 export {

@@ -25,35 +25,9 @@ export function isScopableProject(projectId: string): boolean {
   return PROJECT_TOKEN_PATTERN.test(projectId);
 }
 
-/**
- * The subjects of one project: `<prefix>.v1.p.<project>.open`, `….sessions` (that project's sessions only) and
- * `….session.<sid>.<verb>` / `….session.<sid>.events`. A daemon serves a request on them only for a session of that
- * project, so a NATS permission on `<prefix>.v1.p.<project>.>` grants that project and nothing else.
- */
-export interface ProjectSubjects {
-  readonly projectId: string;
+/** A session's request subjects and its events subject, under the unscoped or a project's head. */
+export interface SessionSubjects {
   readonly open: string;
-  readonly sessions: string;
-  append(sessionId: string): string;
-  part(sessionId: string): string;
-  tasks(sessionId: string): string;
-  checkpoint(sessionId: string): string;
-  rebuild(sessionId: string): string;
-  status(sessionId: string): string;
-  close(sessionId: string): string;
-  events(sessionId: string): string;
-  /** Everything of the project, requests and events: `<prefix>.v1.p.<project>.>`. */
-  readonly all: string;
-}
-
-/** The subjects of protocol v1 under one prefix. */
-export interface Subjects {
-  readonly prefix: string;
-  readonly open: string;
-  readonly runtimeStatus: string;
-  readonly runtimeDrain: string;
-  /** `<prefix>.v1.runtime.sessions`: each daemon lists its own sessions (no queue group). Additive to v1. */
-  readonly runtimeSessions: string;
   append(sessionId: string): string;
   /** `append` too large for one message, in parts (additive to v1). */
   part(sessionId: string): string;
@@ -64,6 +38,27 @@ export interface Subjects {
   close(sessionId: string): string;
   /** Where Baton publishes the session's events. */
   events(sessionId: string): string;
+}
+
+/**
+ * The subjects of one project: `<prefix>.v1.p.<project>.open`, `….sessions` (that project's sessions only) and
+ * `….session.<sid>.<verb>` / `….session.<sid>.events`. A daemon serves a request on them only for a session of that
+ * project, so a NATS permission on `<prefix>.v1.p.<project>.>` grants that project and nothing else.
+ */
+export interface ProjectSubjects extends SessionSubjects {
+  readonly projectId: string;
+  readonly sessions: string;
+  /** Everything of the project, requests and events: `<prefix>.v1.p.<project>.>`. */
+  readonly all: string;
+}
+
+/** The subjects of protocol v1 under one prefix. */
+export interface Subjects extends SessionSubjects {
+  readonly prefix: string;
+  readonly runtimeStatus: string;
+  readonly runtimeDrain: string;
+  /** `<prefix>.v1.runtime.sessions`: each daemon lists its own sessions (no queue group). Additive to v1. */
+  readonly runtimeSessions: string;
   /** Matches every session subject, requests and events alike: `<prefix>.v1.session.*.*`. */
   readonly sessionWildcard: string;
   /** The subjects of one project. Throws a `TypeError` when `projectId` is not one subject token. */
