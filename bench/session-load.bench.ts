@@ -40,7 +40,7 @@ import type { Message } from '@baton/protocol';
 import { LmdbEventLog } from '@baton/runtime';
 import { startNatsServer } from '@baton/testing';
 // The key a message id registers is internal to the daemon; the copy re-registers the same keys.
-import { messageKey } from '../packages/runtime/src/daemon/message-key.ts';
+import { messageKey } from '@baton/log-schema';
 import type { BenchRow, BenchSection } from './bench-types.ts';
 import { MiB, median, printStandalone, round1, round2, spawnBenchChild, treeSize, withChildren, type BenchChild, type SectionTarget } from './bench-process.ts';
 import { chatMessage } from './chat-messages.ts';

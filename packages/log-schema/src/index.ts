@@ -13,9 +13,10 @@ export type {
 } from './event-log.ts';
 
 // Streams, typed logs over them, and record checks
-export { COMMITS_STREAM, SESSION_STREAMS_PREFIX, parseStream, sessionStream, sessionWritersPrefix, writerStream } from './streams.ts';
+export { COMMITS_STREAM, SESSION_STREAMS_PREFIX, parseStream, sessionOfWriter, sessionStream, sessionWritersPrefix, writerStream, type StreamKind } from './streams.ts';
+export { messageKey } from './message-key.ts';
 export { StreamLog } from './stream-log.ts';
-export { commitLog, sessionLog, writerLog } from './logs.ts';
+export { checkAnyRecord, commitLog, sessionLog, writerLog, type AnyStoredRecord } from './logs.ts';
 export { checkAppendInputs, checkRecord } from './record-stream.ts';
 export { LogRecordError } from './log-record-error.ts';
 
@@ -35,3 +36,5 @@ export {
 } from './session-records.ts';
 export { WRITER_RECORDS, writerRecordOf, type StoredWriterRecord, type WriterAppend, type WriterRecord } from './writer-records.ts';
 export { COMMIT_RECORDS, type CommitAppend, type CommitRecordSchemas } from './commit-records.ts';
+export { BLOBS_STREAM, BLOB_RECORDS, type BlobAppend, type BlobRecordSchemas, type StoredBlobRecord } from './blob-records.ts';
+export { RECORD_PACKR_OPTIONS } from './record-encoding.ts';

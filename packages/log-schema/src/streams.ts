@@ -26,6 +26,12 @@ export function parseStream(stream: string): StreamKind | null {
   return null;
 }
 
+/** The session a writer id belongs to (writer ids are `<sid>-w<n>`), or null for an id of another form. */
+export function sessionOfWriter(writerId: string): string | null {
+  const match = /^(.+)-w[1-9][0-9]*$/.exec(writerId);
+  return match?.[1] ?? null;
+}
+
 /** Prefix of every writer stream of one session (writer ids are `<sid>-w<n>`). */
 export function sessionWritersPrefix(sessionId: string): string {
   return `${WRITER_PREFIX}${sessionId}-w`;

@@ -1,10 +1,21 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
-import { COMMITS_STREAM, parseStream, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog } from '@baton/log-schema';
+import {
+  BLOBS_STREAM,
+  BLOB_RECORDS,
+  COMMITS_STREAM,
+  LogRecordError,
+  checkAppendInputs,
+  parseStream,
+  sessionOfWriter,
+  sessionStream,
+  sessionWritersPrefix,
+  type AppendInput,
+  type EventLog,
+} from '@baton/log-schema';
 import { contentHash, writeFileAtomic, type HistoryStore } from '@baton/memory-store';
 import { ClusterError } from './cluster-error.ts';
 import type { LogHistory } from './log-history.ts';
-import { BLOBS_STREAM, sessionOfWriter } from './replicated-event-log.ts';
 
 /** What hydrating a session did to the local log. */
 export interface HydrateReport {
@@ -97,11 +108,16 @@ export async function hydrateSession(log: EventLog, sessionId: string, history: 
 }
 
 async function storeBlob(history: HistoryStore, blob: AppendInput, index: number): Promise<void> {
-  const { hash, data } = blob.payload as { hash?: unknown; data?: unknown };
-  if (typeof hash !== 'string' || !(data instanceof Uint8Array) || contentHash(data) !== hash) {
+  let payload: { hash: string; data: Uint8Array } | undefined;
+  try {
+    payload = checkAppendInputs(BLOB_RECORDS, BLOBS_STREAM, [blob])[0]?.payload;
+  } catch (err) {
+    if (!(err instanceof LogRecordError)) throw err;
+  }
+  if (payload === undefined || contentHash(payload.data) !== payload.hash) {
     throw new ClusterError('bad_entry', `replicated log index ${index}: a memory-file content that does not match its hash`, { index });
   }
-  await history.put(data);
+  await history.put(payload.data);
 }
 
 /**

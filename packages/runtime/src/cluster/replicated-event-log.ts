@@ -1,15 +1,9 @@
-import { COMMITS_STREAM, parseStream, type AppendInput, type AppendResult, type EventLog, type GlobalReadOptions, type GlobalRecord, type ReadOptions, type StoredRecord } from '@baton/log-schema';
+import { BLOBS_STREAM, COMMITS_STREAM, parseStream, sessionOfWriter, type AppendInput, type BlobAppend, type AppendResult, type EventLog, type GlobalReadOptions, type GlobalRecord, type ReadOptions, type StoredRecord } from '@baton/log-schema';
 import type { HistoryStore } from '@baton/memory-store';
 import { ClusterError } from './cluster-error.ts';
 import { StreamCounts } from '../event-log/stream-counts.ts';
 import type { StreamRecords } from './log-entry.ts';
 import type { SessionLogWriter } from './session-log-writer.ts';
-
-/**
- * Not an event-log stream: the contents of the memory files a commit names, carried in a session's replicated log
- * with the commit's intent so that a new owner can store and materialise them (`hydrateSession`).
- */
-export const BLOBS_STREAM = 'memory/blobs';
 
 export interface ReplicatedEventLogOptions {
   /** The daemon's own event log (LMDB): every append goes there first. */
@@ -39,12 +33,6 @@ export function sessionOfAppend(stream: string, records: readonly AppendInput[])
       return typeof writerId === 'string' ? sessionOfWriter(writerId) : null;
     }
   }
-}
-
-/** The session of writer `<sid>-w<n>`, or null for an id of another shape. */
-export function sessionOfWriter(writerId: string): string | null {
-  const match = /^(.+)-w[1-9][0-9]*$/.exec(writerId);
-  return match?.[1] ?? null;
 }
 
 /**
@@ -125,7 +113,7 @@ export class ReplicatedEventLog implements EventLog {
   async #blobsOf(records: readonly AppendInput[]): Promise<StreamRecords[]> {
     const history = this.#o.history;
     if (history === undefined) return [];
-    const blobs: AppendInput[] = [];
+    const blobs: BlobAppend[] = [];
     for (const r of records) {
       if (r.type !== 'commit.prepared') continue;
       const files = (r.payload as { files?: { hash?: unknown }[] }).files ?? [];

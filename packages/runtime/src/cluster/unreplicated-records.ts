@@ -1,8 +1,20 @@
-import { COMMITS_STREAM, OWNER_KEY, SNAPSHOT_KEY, ownerSetBy, sessionStream, sessionWritersPrefix, type AppendInput, type EventLog, type StoredRecord } from '@baton/log-schema';
+import {
+  BLOBS_STREAM,
+  COMMITS_STREAM,
+  OWNER_KEY,
+  SNAPSHOT_KEY,
+  messageKey,
+  ownerSetBy,
+  sessionOfWriter,
+  sessionStream,
+  sessionWritersPrefix,
+  type AppendInput,
+  type BlobAppend,
+  type EventLog,
+  type StoredRecord,
+} from '@baton/log-schema';
 import type { HistoryStore } from '@baton/memory-store';
-import { messageKey } from '../daemon/message-key.ts';
 import type { StreamRecords } from './log-entry.ts';
-import { BLOBS_STREAM, sessionOfWriter } from './replicated-event-log.ts';
 
 /**
  * The lookup keys a stored record registered when it was appended (they are not stored with it): a
@@ -41,7 +53,7 @@ export async function unreplicatedRecords(log: EventLog, sessionId: string, hist
     const writerId = (r.payload as { writerId?: unknown }).writerId;
     return typeof writerId === 'string' && sessionOfWriter(writerId) === sessionId;
   });
-  const blobs: AppendInput[] = [];
+  const blobs: BlobAppend[] = [];
   const seen = new Set<string>();
   for (const c of commits) {
     if (c.type !== 'commit.prepared') continue;

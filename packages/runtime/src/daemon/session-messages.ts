@@ -1,6 +1,5 @@
-import { SESSION_RECORDS, checkRecord, sessionStream, type EventLog } from '@baton/log-schema';
+import { SESSION_RECORDS, checkRecord, messageKey, sessionStream, type EventLog } from '@baton/log-schema';
 import type { Message } from '@baton/protocol';
-import { messageKey } from './message-key.ts';
 
 const isMain = (m: Message): boolean => m.agent_id === undefined || m.agent_id === 'main';
 

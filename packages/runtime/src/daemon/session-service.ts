@@ -39,7 +39,7 @@ import { bindingOwner, sessionOwner } from './session-owner.ts';
 import { DecisionQueue } from './decision-queue.ts';
 import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
-import { newMessages } from './message-key.ts';
+import { newMessages } from './new-messages.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './session-actor-load.ts';
 import { loggedProjectOf } from './session-list.ts';

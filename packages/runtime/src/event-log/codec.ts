@@ -4,10 +4,7 @@
  * `LmdbEventLog` and `MemoryEventLog`.
  */
 import { Packr } from 'msgpackr';
-import type { AppendInput, LogRecord, StoredRecord } from '@baton/log-schema';
-
-/** Options of every record Packr: plain maps (self-describing, no shared structures), embedded buffers copied. */
-export const RECORD_PACKR_OPTIONS = { useRecords: false, copyBuffers: true } as const;
+import { RECORD_PACKR_OPTIONS, type AppendInput, type LogRecord, type StoredRecord } from '@baton/log-schema';
 
 export function createRecordPackr(): Packr {
   return new Packr({ ...RECORD_PACKR_OPTIONS });

@@ -1,7 +1,7 @@
 /** The named databases of `LmdbEventLog`'s environment, how they are opened, and removing a stream from all of them. */
 import type { Database, RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
-import { RECORD_PACKR_OPTIONS } from './codec.ts';
+import { RECORD_PACKR_OPTIONS } from '@baton/log-schema';
 import { PAST_LAST_SEQ, type RecordKey } from './lmdb-reads.ts';
 
 export type MsgIdKey = [string, string];

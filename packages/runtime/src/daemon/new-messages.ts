@@ -1,14 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { EventLog } from '@baton/log-schema';
+import { messageKey, type EventLog } from '@baton/log-schema';
 import type { Message } from '@baton/protocol';
-
-/**
- * The lookup key a message id registers in its session stream (`AppendInput.keys`): `m:<id>` for short ids, a hash
- * for long ones or ones with control characters, so every key fits the log's key limit and sorts cleanly.
- */
-export function messageKey(id: string): string {
-  return id.length <= 200 && !/[\u0000-\u001f]/.test(id) ? `m:${id}` : `m#${createHash('sha256').update(id).digest('hex')}`;
-}
 
 /**
  * The messages of an append not seen before in `stream` and the lookup keys they register: a re-sent id is accepted
