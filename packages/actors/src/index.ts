@@ -15,11 +15,13 @@ export {
 export {
   MessageIndexEntrySchema,
   FailureSchema,
+  CompactionSourceSchema,
   SessionEventSchema,
   SessionInputSchema,
   type IndexedMessage,
   type Task,
   type Failure,
+  type CompactionSource,
   type SessionEvent,
   type SessionInput,
 } from './session-events.ts';

@@ -52,6 +52,9 @@ export type Failure = z.infer<typeof FailureSchema>;
  * outputs it cleared or cut (so the index counts what the agent will send), and whether the messages no checkpoint
  * covers took so much of the window that a writer should catch up now.
  */
+/** What wrote a compaction's summary: the model, or Baton's extractive fallback without a model call. */
+export const CompactionSourceSchema = z.enum(['model', 'extractive']);
+
 const FittedTailFields = {
   adjusted: z.array(z.object({ id: z.string(), tokens: z.number().int().nonnegative(), images: z.number().int().nonnegative().optional() })).optional(),
   catchUp: z.boolean().optional(),
@@ -114,13 +117,15 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('rebuild.compacted'),
     requestId: z.string(),
-    source: z.enum(['model', 'extractive']),
+    source: CompactionSourceSchema,
     boundary: MessageIndexEntrySchema,
     tailIds: z.array(z.string()),
     ...FittedTailFields,
   }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
+
+export type CompactionSource = z.infer<typeof CompactionSourceSchema>;
 
 /** Input of the session actor: the payload of the stream's first record, `session.opened`. */
 export const SessionInputSchema = z.object({

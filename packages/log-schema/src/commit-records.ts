@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 
+/** Why a commit was made: a writer's run, or restoring an earlier version. */
+export const CommitReasonSchema = z.enum(['writer', 'restore']);
+export type CommitReason = z.infer<typeof CommitReasonSchema>;
+
 /** One memory-file commit: the files it replaced (relative to the memory root) and their content hashes. */
 export const CommitRecordSchema = z.object({
   commitId: z.string(),
   /** Null for a commit that restores an earlier version. */
   writerId: z.string().nullable(),
-  reason: z.enum(['writer', 'restore']),
+  reason: CommitReasonSchema,
   at: z.number().int().nonnegative(),
   files: z.array(z.object({ rel: z.string(), hash: z.string() })),
 });

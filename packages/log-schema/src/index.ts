@@ -27,6 +27,9 @@ export {
   type SessionAppend,
   type SessionInputRecord,
   type SessionSnapshot,
+  SessionSummarySchema,
+  type SessionSummary,
+  DecisionStateSchema,
   SNAPSHOT_KEY,
   OWNER_KEY,
   ownerSetBy,
@@ -35,6 +38,6 @@ export {
   type StoredSessionRecord,
 } from './session-records.ts';
 export { WRITER_RECORDS, writerRecordOf, type StoredWriterRecord, type WriterAppend, type WriterRecord } from './writer-records.ts';
-export { COMMIT_RECORDS, type CommitAppend, type CommitRecordSchemas } from './commit-records.ts';
+export { COMMIT_RECORDS, CommitReasonSchema, type CommitAppend, type CommitReason, type CommitRecordSchemas } from './commit-records.ts';
 export { BLOBS_STREAM, BLOB_RECORDS, type BlobAppend, type BlobRecordSchemas, type StoredBlobRecord } from './blob-records.ts';
 export { RECORD_PACKR_OPTIONS } from './record-encoding.ts';

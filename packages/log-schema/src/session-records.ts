@@ -1,4 +1,5 @@
 import {
+  CompactionSourceSchema,
   FailureSchema,
   MessageIndexEntrySchema,
   SessionEventSchema,
@@ -7,7 +8,7 @@ import {
   type SessionEffect,
   type SessionEvent,
 } from '@baton/actors';
-import { MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterSlotSchema } from '@baton/protocol';
+import { EncodingSchema, MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterOutcomeSchema, WriterSlotSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 import { SessionSetupSchema } from './session-setup.ts';
@@ -26,6 +27,8 @@ function inputPayload<T extends SessionEvent['type']>(type: T): PayloadOf<T> {
 }
 
 const count = z.number().int().nonnegative();
+/** Provider tokens per Baton token by kind. */
+const CalibrationSchema = z.object({ text: z.number(), tool: z.number(), image: z.number(), message: z.number().optional() });
 
 /**
  * What a fitted rebuild did (log and inspector only; the session folds `adjusted` and `catchUp`): the usable window
@@ -40,7 +43,7 @@ const FitReportSchema = z.object({
   tokens: z.object({ overhead: count, boundary: count, tail: count, total: count }),
   fits: z.boolean(),
   steps: z.array(z.object({ step: z.string(), messages: count, tokens: z.number().int() })),
-  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number(), message: z.number().optional() }),
+  calibration: CalibrationSchema,
 });
 
 /**
@@ -98,8 +101,14 @@ export const SessionSnapshotSchema = z.object({
 });
 export type SessionSnapshot = z.infer<typeof SessionSnapshotSchema>;
 
-/** The session summary a decision records (fields added by later versions are optional when read back). */
-export const DecisionStateSchema = z.object({
+/** How a writer settled, with its outcome as `outcome` checks it. */
+const lastOutcomeOf = <O extends z.ZodType>(outcome: O) => z.object({ writerId: z.string(), outcome, failure: FailureSchema.nullable(), reason: z.string().nullable() });
+
+/**
+ * A session's state after a fold, as the worker reports it to the main thread: what requests are answered and
+ * refused by. The decision records store it (see `DecisionStateSchema`).
+ */
+export const SessionSummarySchema = z.object({
   value: z.unknown(),
   tokens: z.number(),
   usableWindow: z.number(),
@@ -111,22 +120,35 @@ export const DecisionStateSchema = z.object({
   closed: z.boolean(),
   closing: z.boolean(),
   rebuilding: z.boolean(),
+  rebuildRequestId: z.string().nullable(),
+  /** A drain stopped writers from starting (lifted when another daemon process loads the session). */
+  draining: z.boolean(),
+  /** How the last writer settled (as the session machine recorded it). */
+  lastOutcome: lastOutcomeOf(WriterOutcomeSchema).nullable(),
+  /** Provider tokens per Baton token by kind, once a reply reported usage. */
+  calibration: CalibrationSchema.optional(),
+  /** Prompt tokens the provider reported for the newest request, once one did. */
+  lastPromptTokens: z.number().optional(),
+  /** Requests the provider counted above the model's window or refused as too long, once there was one. */
+  overWindow: z.number().optional(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/**
+ * The session summary a decision records, as read back: fields added by later versions are optional, and a recorded
+ * outcome is any string (replay compares it with the re-fold's).
+ */
+export const DecisionStateSchema = SessionSummarySchema.extend({
   rebuildRequestId: z.string().nullable().optional(),
   draining: z.boolean().optional(),
-  lastOutcome: z
-    .object({ writerId: z.string(), outcome: z.string(), failure: FailureSchema.nullable(), reason: z.string().nullable() })
-    .nullable()
-    .optional(),
-  calibration: z.object({ text: z.number(), tool: z.number(), image: z.number(), message: z.number().optional() }).optional(),
-  lastPromptTokens: z.number().optional(),
-  overWindow: z.number().optional(),
+  lastOutcome: lastOutcomeOf(z.string()).nullable().optional(),
 });
 export type DecisionState = z.infer<typeof DecisionStateSchema>;
 
 /** Every record type of a `session/<sid>` stream and its payload. */
 export const SESSION_RECORDS = {
   /** First record: the setup the session machine starts from, the reply encoding, and the request as received. */
-  'session.opened': z.object({ setup: SessionSetupSchema, encoding: z.enum(['msgpack', 'json']), request: OpenRequestSchema }),
+  'session.opened': z.object({ setup: SessionSetupSchema, encoding: EncodingSchema, request: OpenRequestSchema }),
   /**
    * The session changed hands: from now on it belongs to `owner` (a keyed digest of a credential). Written when an
    * owned open takes a session that recorded nothing yet, or by `baton rebind` (a user rotated their key). Not an
@@ -155,7 +177,7 @@ export const SESSION_RECORDS = {
   }),
   'rebuild.compacted': z.object({
     requestId: z.string(),
-    source: z.enum(['model', 'extractive']),
+    source: CompactionSourceSchema,
     boundary: MessageIndexEntrySchema,
     tailIds: z.array(z.string()),
     ...RebuiltContextFields,

@@ -1,4 +1,5 @@
 import { Packr, Unpackr } from 'msgpackr';
+import { z } from 'zod';
 import type { Headers } from './headers.ts';
 import { findNonPlain, toPlain } from './plain-value.ts';
 import { ProtocolError } from './protocol-error.ts';
@@ -9,7 +10,8 @@ import { makeWellFormed } from './well-formed.ts';
  * `content-type: application/json` is JSON and is answered in JSON. An empty payload decodes to `{}` in both
  * encodings (so `checkpoint`, `status`, … may be sent with no body at all).
  */
-export type Encoding = 'msgpack' | 'json';
+export const EncodingSchema = z.enum(['msgpack', 'json']);
+export type Encoding = z.infer<typeof EncodingSchema>;
 
 export const JSON_CONTENT_TYPE = 'application/json';
 

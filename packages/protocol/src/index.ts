@@ -172,6 +172,7 @@ export {
   encodingFromHeaders,
   contentTypeHeaders,
   JSON_CONTENT_TYPE,
+  EncodingSchema,
   type Encoding,
   type DecodedPayload,
 } from './codec.ts';

@@ -1,4 +1,5 @@
 import type { KV } from '@nats-io/kv';
+import { CommitReasonSchema, type CommitReason } from '@baton/log-schema';
 import { contentHash } from '@baton/memory-store';
 import { pack, unpack } from 'msgpackr';
 import { z } from 'zod';
@@ -15,7 +16,7 @@ export interface SharedVersion {
   readonly data: Uint8Array;
   /** The writer whose commit made it (null for a restore). */
   readonly writerId: string | null;
-  readonly reason: 'writer' | 'restore';
+  readonly reason: CommitReason;
   /** The daemon that created it. */
   readonly daemonId: string;
   /** Wall-clock time of the commit (for operators only). */
@@ -26,7 +27,7 @@ const VersionValue = z.strictObject({
   hash: z.string().regex(/^[0-9a-f]{64}$/),
   data: z.instanceof(Uint8Array),
   writerId: z.string().min(1).nullable(),
-  reason: z.enum(['writer', 'restore']),
+  reason: CommitReasonSchema,
   daemonId: z.string().min(1),
   at: z.number(),
 });

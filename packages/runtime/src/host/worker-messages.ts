@@ -1,47 +1,25 @@
-import type { Failure, LastOutcome, SessionEffect, WriterPerf } from '@baton/actors';
+import type { Failure, SessionEffect, WriterPerf } from '@baton/actors';
 import type {
   AppendInput,
   AppendResult,
   SessionInputRecord,
   SessionSetup,
   SessionSnapshot,
+  SessionSummary,
   StoredSessionRecord,
 } from '@baton/log-schema';
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
 import type { FitOptions } from '../rebuild/fit-costs.ts';
 import type { SharedCommitRequest, SharedCommitResult } from '../memory/shared-files-port.ts';
-import type { Message, PublishedEventBody, WriterInfo, WriterOutcome, WriterSlot } from '@baton/protocol';
+import type { Message, PublishedEventBody, WriterInfo, WriterOutcome } from '@baton/protocol';
 
 /**
  * The main ⇄ worker protocol: calls and notes over one `PortRpc` per worker host. Everything is plain data
  * (structured clone); errors cross as `{ code, message, details }` with their protocol code.
  */
 
-/** Summary of a session's state after a fold: what the main thread needs to answer and refuse requests. */
-export interface SessionSummary {
-  readonly value: unknown;
-  readonly tokens: number;
-  readonly usableWindow: number;
-  readonly nextThreshold: number | null;
-  readonly watermark: string | null;
-  readonly writer: WriterSlot;
-  readonly writerId: string | null;
-  readonly overflow: boolean;
-  readonly closed: boolean;
-  readonly closing: boolean;
-  /** A drain stopped writers from starting (lifted when another daemon process loads the session). */
-  readonly draining: boolean;
-  readonly rebuilding: boolean;
-  readonly rebuildRequestId: string | null;
-  /** How the last writer settled (as the session machine recorded it). */
-  readonly lastOutcome: LastOutcome | null;
-  /** Provider tokens per Baton token by kind, once a reply reported usage. */
-  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | undefined;
-  /** Prompt tokens the provider reported for the newest request, once one did. */
-  readonly lastPromptTokens?: number | undefined;
-  /** Requests the provider counted above the model's window or refused as too long, once there was one. */
-  readonly overWindow?: number | undefined;
-}
+/** Summary of a session's state after a fold (its schema is log-schema's: the decision records store it). */
+export type { SessionSummary } from '@baton/log-schema';
 
 /** Result of folding one record in the session's actor. */
 export interface FoldReply {

@@ -1,3 +1,4 @@
+import type { CompactionSource } from '@baton/actors';
 import type { SessionInputRecord } from '@baton/log-schema';
 import {
   defaultTokenCounter,
@@ -77,7 +78,7 @@ export async function compactConversation(
     const keptIds = new Set(kept.map((m) => m.id));
     const covered = conversation.filter((m) => !keptIds.has(m.id));
     let summary: string;
-    let source: 'model' | 'extractive';
+    let source: CompactionSource;
     try {
       if (extractiveOnly) throw new Error("the agent's own compaction is answered without a model call");
       const transcriptCap = limit > 0 ? Math.max(1_000, Math.floor((limit * TRANSCRIPT_SHARE) / ratio)) : Number.MAX_SAFE_INTEGER;
