@@ -1,7 +1,7 @@
 /** The memory store: the files writers edit, their staged commits and history, validation, and the rebuild render. */
 
 // Errors and paths
-export { MemoryStoreError } from './memory-errors.ts';
+export { MemoryStoreError, type MemoryStoreErrorCode } from './memory-errors.ts';
 export { MEMORY_ID_PATTERN, memoryPaths, type MemoryPaths } from './memory-paths.ts';
 
 // Templates: prompts, checkpoint sections, bootstrap

@@ -1,5 +1,6 @@
 import type { InboundMessage } from '@baton/client';
 import { ProtocolError, contentTypeHeaders, projectOfSubject, decodeRequest, encodeReply, encodingFromHeaders, type Encoding, type ErrorCode, type ErrorReply, type Subjects } from '@baton/protocol';
+import { protocolErrorOf } from '../errors/protocol-error-of.ts';
 import type { LogLevel } from '../host/worker-messages.ts';
 import { requestVerb, type DaemonObserver } from './daemon-observer.ts';
 import { findUnfitValue } from './find-unfit-value.ts';
@@ -18,9 +19,9 @@ export interface RequestContext {
   readonly observer?: DaemonObserver;
 }
 
-/** The error reply for anything thrown while serving a request (its protocol code kept, else `internal`). */
+/** The error reply for anything thrown while serving a request (the code `protocolErrorOf` gives it). */
 export function errorReplyOf(err: unknown): ErrorReply {
-  return ProtocolError.from(err).toReply();
+  return protocolErrorOf(err).toReply();
 }
 
 /**

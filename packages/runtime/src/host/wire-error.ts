@@ -1,4 +1,5 @@
 import { ERROR_CODES, ProtocolError, type ErrorCode } from '@baton/protocol';
+import { protocolErrorOf } from '../errors/protocol-error-of.ts';
 
 /** An error as it crosses a thread: plain data, with a protocol error code, and the original's name and stack. */
 export interface WireError {
@@ -15,12 +16,12 @@ function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code);
 }
 
-/** The plain form of anything thrown: a protocol error code is kept, anything else becomes `internal`. */
+/** The plain form of anything thrown, with the protocol code `protocolErrorOf` gives it (`internal` for anything else). */
 export function toWireError(err: unknown): WireError {
   if (err instanceof Error) {
-    const { code, details } = err as { code?: unknown; details?: unknown };
+    const { details } = err as { details?: unknown };
     return {
-      code: isErrorCode(code) ? code : 'internal',
+      code: protocolErrorOf(err).code,
       message: err.message,
       ...(details !== undefined ? { details } : {}),
       name: err.name,
