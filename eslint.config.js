@@ -1,8 +1,47 @@
 // Type-aware lint for the TypeScript sources. Run with `npm run lint`.
 // Goal: correctness rules that find bugs (exhaustive switches, dropped promises, unused code),
 // not formatting or style. One TypeScript program from the root tsconfig serves every file.
+import { readFileSync, readdirSync } from 'node:fs';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+
+/*
+ * Package boundaries: a package's sources import only the workspace packages its package.json declares, so the
+ * dependency direction drawn in docs/architecture.md is checked on every import (a type import included), and a
+ * package that reached for one it does not declare — the start of a circle — fails lint. The declared dependencies
+ * are read here, so package.json stays the one place they are written.
+ */
+function packageBoundaries() {
+  const dirs = readdirSync(new URL('./packages/', import.meta.url));
+  return dirs.map((dir) => {
+    const pkg = JSON.parse(readFileSync(new URL(`./packages/${dir}/package.json`, import.meta.url), 'utf8'));
+    const allowed = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })
+      .filter((name) => name.startsWith('@baton/'))
+      .map((name) => name.slice('@baton/'.length));
+    const others = allowed.length === 0 ? '' : `(?!(?:${allowed.join('|')})(?:/|$))`;
+    return {
+      files: [`packages/${dir}/src/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `^@baton/${others}`,
+                message: `${pkg.name} may import only the workspace packages its package.json declares (${allowed.length === 0 ? 'none' : allowed.join(', ')}).`,
+              },
+              {
+                // Another package's files by relative path: the same boundary, walked around.
+                regex: `^(?:\\.\\./){2,}(?:packages/)?(?:${dirs.join('|')})/`,
+                message: `${pkg.name} imports another package by its name (@baton/…), never by a relative path into it.`,
+              },
+            ],
+          },
+        ],
+      },
+    };
+  });
+}
 
 export default defineConfig(
   globalIgnores([
@@ -72,4 +111,5 @@ export default defineConfig(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
+  ...packageBoundaries(),
 );
