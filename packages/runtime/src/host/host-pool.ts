@@ -9,7 +9,7 @@ import {
   type EventLog,
 } from '@baton/log-schema';
 import { ProtocolError } from '@baton/protocol';
-import { SessionMessages } from '../daemon/session-messages.ts';
+import { SessionMessages } from './session-messages.ts';
 import type { SharedFilesPort } from '../memory/shared-files-port.ts';
 import { PortRpc } from './port-rpc.ts';
 import { ThreadLoad } from './thread-load.ts';
