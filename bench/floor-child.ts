@@ -1,7 +1,7 @@
 /**
  * The FLOOR of the `concurrency` section: the least a service can do to answer Baton's `open` and `append` requests
- * durably, in its own process. A bare NATS subscriber (the same `NatsTransport` the daemon uses) on `baton.v1.open`
- * (answering a valid open reply) and `baton.v1.session.*.append` (queue group as the daemon's) that msgpack-decodes
+ * durably, in its own process. A bare NATS subscriber (the same `NatsTransport` the daemon uses) on `open` (answering
+ * a valid open reply) and `session.*.append`, unscoped and under every project (queue group as the daemon's), that msgpack-decodes
  * the request, puts it into LMDB with lmdb-js, and replies `{ ok, accepted, duplicates: 0, state }` once it is
  * committed. Puts are batched like the event log's group commit: every request of one event-loop turn is put in one
  * synchronous run (lmdb-js makes that one write transaction), then the last put's promise is awaited (resolved after
@@ -63,39 +63,36 @@ async function main(): Promise<void> {
     for (const p of batch) p.msg.respond(packr.pack({ ok: true, accepted: p.messages.length, duplicates: 0, state: STATE }));
   };
 
-  transport.subscribe(
-    s.open,
-    (msg) => {
-      unpackr.unpack(msg.data);
-      const sessionId = randomUUID();
-      const root = join(config.dataDir, 'memory');
-      msg.respond(
-        packr.pack({
-          ok: true,
-          session_id: sessionId,
-          resumed: false,
-          memory: { root, checkpoint: join(root, 'checkpoint.md'), memory: join(root, 'MEMORY.md'), notes: join(root, 'notes.md'), tasks_dir: join(root, 'tasks') },
-          thresholds: [],
-          usable_window: STATE.usable_window,
-        }),
-      );
-    },
-    { queue: OPEN_QUEUE_GROUP },
-  );
-  transport.subscribe(
-    `${s.prefix}.v1.session.*.append`,
-    (msg) => {
-      const body = unpackr.unpack(msg.data) as { messages: unknown[] };
-      queue.push({ msg, stream: `session/${msg.subject.split('.')[3] ?? ''}`, messages: body.messages });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(() => {
-          flush().catch((err: unknown) => process.stderr.write(`floor flush failed: ${String(err)}\n`));
-        });
-      }
-    },
-    { queue: OPEN_QUEUE_GROUP },
-  );
+  const answerOpen = (msg: InboundMessage): void => {
+    unpackr.unpack(msg.data);
+    const sessionId = randomUUID();
+    const root = join(config.dataDir, 'memory');
+    msg.respond(
+      packr.pack({
+        ok: true,
+        session_id: sessionId,
+        resumed: false,
+        memory: { root, checkpoint: join(root, 'checkpoint.md'), memory: join(root, 'MEMORY.md'), notes: join(root, 'notes.md'), tasks_dir: join(root, 'tasks') },
+        thresholds: [],
+        usable_window: STATE.usable_window,
+      }),
+    );
+  };
+  const queueAppend = (msg: InboundMessage): void => {
+    const body = unpackr.unpack(msg.data) as { messages: unknown[] };
+    // `….session.<sid>.append`, unscoped or under a project (`….p.<project>.session.<sid>.append`).
+    const tokens = msg.subject.split('.');
+    queue.push({ msg, stream: `session/${tokens[tokens.length - 2] ?? ''}`, messages: body.messages });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(() => {
+        flush().catch((err: unknown) => process.stderr.write(`floor flush failed: ${String(err)}\n`));
+      });
+    }
+  };
+  // The subjects the daemon serves: a client that names a project sends to the project's subjects.
+  for (const subject of [s.open, s.scopedOpenWildcard]) transport.subscribe(subject, answerOpen, { queue: OPEN_QUEUE_GROUP });
+  for (const subject of [`${s.prefix}.v1.session.*.append`, s.scopedVerbWildcard('append')]) transport.subscribe(subject, queueAppend, { queue: OPEN_QUEUE_GROUP });
   await transport.flush();
   await sendToParent({ type: 'ready', pid: process.pid });
   await stop;
