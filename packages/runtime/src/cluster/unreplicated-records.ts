@@ -1,6 +1,7 @@
 import {
   BLOBS_STREAM,
   COMMITS_STREAM,
+  commitLog,
   OWNER_KEY,
   SNAPSHOT_KEY,
   messageKey,
@@ -49,16 +50,13 @@ export async function unreplicatedRecords(log: EventLog, sessionId: string, hist
     if (r.length > 0) parts.push({ s, b: 0, r });
   }
   if (history === undefined) return parts;
-  const commits = [...log.read(COMMITS_STREAM)].filter((r) => {
-    const writerId = (r.payload as { writerId?: unknown }).writerId;
-    return typeof writerId === 'string' && sessionOfWriter(writerId) === sessionId;
-  });
+  const commits = [...commitLog(log).read('')].filter((r) => r.payload.writerId !== null && sessionOfWriter(r.payload.writerId) === sessionId);
   const blobs: BlobAppend[] = [];
   const seen = new Set<string>();
   for (const c of commits) {
     if (c.type !== 'commit.prepared') continue;
-    for (const f of (c.payload as { files?: { hash?: unknown }[] }).files ?? []) {
-      if (typeof f.hash !== 'string' || seen.has(f.hash) || !(await history.has(f.hash))) continue;
+    for (const f of c.payload.files) {
+      if (seen.has(f.hash) || !(await history.has(f.hash))) continue;
       seen.add(f.hash);
       blobs.push({ type: 'blob', at: c.at, payload: { hash: f.hash, data: new Uint8Array(await history.get(f.hash)) } });
     }
