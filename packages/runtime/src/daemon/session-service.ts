@@ -571,14 +571,22 @@ export class SessionService {
    * A worker thread died with these sessions' actors: each leaves memory without writing anything (what it logged is
    * durable, its queued decisions stay queued), its waiting requests are answered with the pool's `unavailable`, and
    * it loads again from the log on its next request. One whose writer ran there is loaded again at once, so the
-   * writer settles as an `internal` failure naming the worker's exit and the session can write again.
+   * writer settles as an `internal` failure naming the worker's exit and the session can write again. One the pool
+   * convicted of killing its threads is quarantined instead: its requests get `quarantined` from now on.
    */
   hostExited(exit: HostExit): void {
     const why = exit.error.cause instanceof Error ? exit.error.cause.message : exit.error.message;
+    for (const [sessionId, error] of exit.quarantined) this.#quarantined.set(sessionId, error);
     for (const sessionId of exit.sessions) {
       const session = this.#sessions.get(sessionId);
       if (session === undefined) continue;
       this.#sessions.delete(sessionId);
+      const quarantined = exit.quarantined.get(sessionId);
+      if (quarantined !== undefined) {
+        failAllWaiting(session, quarantined);
+        this.#o.pool.release(sessionId);
+        continue;
+      }
       failAllWaiting(session, exit.error);
       this.#lostActors.set(sessionId, `worker thread (actor host ${exit.host}) exited: ${why}`);
       if (session.summary.writerId !== null || session.summary.rebuilding) {

@@ -11,8 +11,10 @@ import {
 import { ProtocolError } from '@baton/protocol';
 import { SessionMessages } from './session-messages.ts';
 import type { SharedFilesPort } from '../memory/shared-files-port.ts';
+import { CallGate } from './call-gate.ts';
 import { PortRpc } from './port-rpc.ts';
 import { ThreadLoad } from './thread-load.ts';
+import { WorkerSuspects } from './worker-suspects.ts';
 import type { HostOptions, MainSide, WorkerSide } from './worker-messages.ts';
 
 /** What the pool hands to the daemon: the notes worker hosts send (but `host.started`, which the pool keeps). */
@@ -31,11 +33,15 @@ export interface WorkerLoad {
   readonly pendingCalls: number;
 }
 
-/** A worker thread that died with the sessions placed on it; its calls were answered `error`. */
+/**
+ * A worker thread that died with the sessions placed on it; its calls were answered `error`, but those of the
+ * sessions it convicted of killing their threads (`quarantined`), which were answered with their quarantine error.
+ */
 export interface HostExit {
   readonly host: number;
   readonly sessions: readonly string[];
   readonly error: ProtocolError;
+  readonly quarantined: ReadonlyMap<string, ProtocolError>;
 }
 
 /** Heap limits of each worker thread by default: one runaway session stops its worker, not the process. */
@@ -53,6 +59,8 @@ export interface HostPoolOptions {
   readonly resourceLimits?: ResourceLimits;
   /** Node options of the workers, after those the pool needs itself. */
   readonly execArgv?: readonly string[];
+  /** Thread deaths with a session's calls in flight after which it is quarantined (default 2; see `WorkerSuspects`). */
+  readonly deathsToQuarantine?: number;
 }
 
 interface Host {
@@ -61,6 +69,10 @@ interface Host {
   readonly ended: Promise<void>;
   sessions: number;
   threadId: number | null;
+  /** Shared and exclusive (a suspect's) calls. */
+  readonly gate: CallGate;
+  /** Calls sent and not answered yet, by session: who was in flight if the thread dies. */
+  readonly inFlight: Map<string, number>;
 }
 
 // Run from the TypeScript sources (tests, tsx), the workers load `worker-entry.ts` through tsx and resolve the
@@ -86,7 +98,9 @@ function checkWorkerAppend(stream: string, records: readonly AppendInput[]): voi
  * `terminate()`): Piscina rejects its task and starts a replacement thread. The pool then answers every call still
  * waiting on that host `unavailable` (retryable), runs a new host task in its place, and reports the sessions that
  * lived there (`exited`): their actors are gone, and every call for one of them but `session.load` is refused
- * `unavailable` until it is loaded again.
+ * `unavailable` until it is loaded again. A session whose calls were in flight on threads that died is suspected of
+ * killing them and, past `deathsToQuarantine` deaths, quarantined (`WorkerSuspects`), so that one session whose fold
+ * allocates without bound cannot kill thread after thread while every other session waits.
  */
 export class HostPool {
   readonly #pool: Piscina;
@@ -97,11 +111,15 @@ export class HostPool {
   readonly #lost = new Set<string>();
   readonly #messages: SessionMessages;
   readonly #load = new ThreadLoad();
+  readonly #suspects: WorkerSuspects;
+  /** Sessions convicted of killing their worker threads, with the error their calls get. */
+  readonly #quarantined = new Map<string, ProtocolError>();
   #closed = false;
   #exits = 0;
 
   constructor(options: HostPoolOptions) {
     this.#o = options;
+    this.#suspects = new WorkerSuspects(options.deathsToQuarantine);
     this.#pool = new Piscina({
       filename: new URL(isTs ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
       minThreads: options.size,
@@ -151,6 +169,8 @@ export class HostPool {
       rpc,
       sessions: 0,
       threadId: null,
+      gate: new CallGate(),
+      inFlight: new Map(),
       ended: task.then(
         () => {},
         (err: unknown) => this.#hostDied(index, host, err),
@@ -166,6 +186,18 @@ export class HostPool {
     const cause = err instanceof Error ? err : new Error(String(err));
     const error = new ProtocolError('unavailable', `the worker thread of actor host ${index} exited (${cause.message}); retry the request`, { reason: 'worker' }, { cause });
     this.#o.events.log({ level: 'error', msg: 'worker thread exited', data: { host: index, error: cause.message, ...(cause.stack !== undefined ? { stack: cause.stack } : {}) } });
+    const quarantined = new Map<string, ProtocolError>();
+    for (const [sessionId, deaths] of this.#suspects.died(host.inFlight.keys())) {
+      const convicted = new ProtocolError(
+        'quarantined',
+        `session ${sessionId} is quarantined: its calls were in flight on ${deaths} worker threads that died (the last: ${cause.message}), the last time alone on its thread`,
+        { stream: `session/${sessionId}`, reason: 'worker-deaths', deaths },
+        { cause },
+      );
+      quarantined.set(sessionId, convicted);
+      this.#quarantined.set(sessionId, convicted);
+      this.#o.events.log({ level: 'error', msg: 'session quarantined: its worker threads died under it', data: { sessionId, deaths, error: cause.message } });
+    }
     const sessions: string[] = [];
     for (const [sessionId, at] of this.#placement) {
       if (at !== index) continue;
@@ -176,7 +208,7 @@ export class HostPool {
     // The replacement first: a call made while the old one's pending calls are rejected goes to the new host.
     this.#hosts[index] = this.#startHost(index);
     host.rpc.close(error);
-    this.#o.exited?.({ host: index, sessions, error });
+    this.#o.exited?.({ host: index, sessions, error, quarantined });
   }
 
   get size(): number {
@@ -236,15 +268,45 @@ export class HostPool {
 
   /**
    * Calls the host of `sessionId`; rejects with the host's error code (`not_found`, …), or `unavailable` once closed,
-   * when the host's thread dies before it answers, or while a session whose host died is not loaded again.
+   * when the host's thread dies before it answers, or while a session whose host died is not loaded again; with
+   * `quarantined` once the session was convicted of killing its worker threads. A suspect's call is sent alone.
    */
   call<K extends keyof WorkerSide['calls']>(sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
     if (this.#closed) return Promise.reject(new ProtocolError('unavailable', 'the actor pool is closed'));
+    const quarantined = this.#quarantined.get(sessionId);
+    if (quarantined !== undefined) return Promise.reject(quarantined);
     if (this.#lost.has(sessionId)) {
       if (kind !== 'session.load') return Promise.reject(new ProtocolError('unavailable', `session ${sessionId} is being reloaded after its worker thread exited; retry the request`, { reason: 'worker' }));
       this.#lost.delete(sessionId);
     }
-    return this.#hostFor(sessionId).rpc.call(kind, request);
+    const host = this.#hostFor(sessionId);
+    const exclusive = this.#suspects.has(sessionId);
+    const entered = host.gate.enter(exclusive);
+    if (entered === null) return this.#send(host, exclusive, sessionId, kind, request);
+    return entered.then(() => this.#send(host, exclusive, sessionId, kind, request));
+  }
+
+  /** Sends a call that entered `host`'s gate, counted in flight for `sessionId` until it is answered. */
+  #send<K extends keyof WorkerSide['calls']>(host: Host, exclusive: boolean, sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
+    host.inFlight.set(sessionId, (host.inFlight.get(sessionId) ?? 0) + 1);
+    const answered = (): void => {
+      const left = (host.inFlight.get(sessionId) ?? 1) - 1;
+      if (left > 0) host.inFlight.set(sessionId, left);
+      else host.inFlight.delete(sessionId);
+      host.gate.leave(exclusive);
+    };
+    return host.rpc.call(kind, request).then(
+      (reply) => {
+        answered();
+        if (exclusive && kind !== 'session.load') this.#suspects.cleared(sessionId);
+        return reply;
+      },
+      (err: unknown) => {
+        answered();
+        // Its thread died and the session was convicted for it: the call is answered with the quarantine.
+        throw this.#quarantined.get(sessionId) ?? err;
+      },
+    );
   }
 
   /**
