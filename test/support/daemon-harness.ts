@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BatonClient, NatsTransport } from '@baton/client';
+import type { EventLog } from '@baton/log-schema';
 import { BatonDaemon, LmdbEventLog, type DaemonOptions } from '@baton/runtime';
 import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
 import { TEST_TAIL } from './conversation.ts';
@@ -19,8 +20,14 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** `modelTimeoutMs`: how long a writer's model call may take (default 10 s; a test that holds one longer raises it). */
-export async function startHarness(options: { poolSize?: number; mode?: 'extractive' | 'scripted'; modelTimeoutMs?: number; daemon?: Partial<DaemonOptions> } = {}): Promise<Harness> {
+/**
+ * `modelTimeoutMs`: how long a writer's model call may take (default 10 s; a test that holds one longer raises it).
+ * `wrapLog`: what the daemon gets in place of the LMDB log (a wrapper of it at the event-log port); `log` stays the
+ * LMDB log itself.
+ */
+export async function startHarness(
+  options: { poolSize?: number; mode?: 'extractive' | 'scripted'; modelTimeoutMs?: number; daemon?: Partial<DaemonOptions>; wrapLog?: (log: LmdbEventLog) => EventLog } = {},
+): Promise<Harness> {
   const nats = await startNatsServer();
   const model = await startLoopbackModel({ mode: options.mode ?? 'extractive' });
   const dataDir = await mkdtemp(join(tmpdir(), 'baton-e2e-'));
@@ -28,7 +35,7 @@ export async function startHarness(options: { poolSize?: number; mode?: 'extract
   const daemonTransport = await NatsTransport.connect({ servers: nats.url });
   const daemon = BatonDaemon.start({
     transport: daemonTransport,
-    log,
+    log: options.wrapLog?.(log) ?? log,
     dataDir,
     poolSize: options.poolSize ?? 2,
     model: { baseURL: model.baseURL, apiKey: 'test', maxRetries: 0, timeoutMs: options.modelTimeoutMs ?? 10_000 },

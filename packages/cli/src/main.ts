@@ -158,9 +158,10 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     .addOption(new Option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, wait this long for running writers before cancelling them').default(120_000).argParser(positiveInt))
     .addOption(new Option('--max-resident-sessions <n>', 'most sessions kept in memory; past it the least recently used idle ones leave (they reload on their next request)').argParser(positiveInt))
     .addOption(new Option('--idle-unload <ms>', 'a session unused for this long leaves memory').default(600_000).argParser(positiveInt))
+    .addOption(new Option('--max-queued-requests <n>', 'requests the daemon may have queued over all sessions; past it a request is answered unavailable at once (default 4096; config max_queued_requests)').argParser(positiveInt))
     .addOption(metricsOption())
     .addHelpText('after', '\nEnvironment: OPENAI_BASE_URL and OPENAI_API_KEY (required), BATON_DISABLE_CHECKPOINT=1 disables writers.')
-    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; forgetDeadMs?: number; requireScopedSubjects?: boolean; workerHeapMb?: number } & NatsSecurityFlags) => {
+    .action(async (o: { nats: string; dataDir: string; poolSize: number; writerModel?: string; prefix?: string; logLevel: LogLevel; drainTimeout: number; config?: string; maxResidentSessions?: number; idleUnload: number; metrics?: MetricsAddress; cluster?: boolean; durability?: 'local' | 'replicated'; replicas?: number; leaseMs?: number; forgetDeadMs?: number; requireScopedSubjects?: boolean; workerHeapMb?: number; maxQueuedRequests?: number } & NatsSecurityFlags) => {
       setExit(
         await (await daemonCommand()).runDaemon(
           {
@@ -176,6 +177,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
             dataDir: o.dataDir,
             poolSize: o.poolSize,
             ...(o.workerHeapMb !== undefined ? { workerHeapMb: o.workerHeapMb } : {}),
+            ...(o.maxQueuedRequests !== undefined ? { maxQueuedRequests: o.maxQueuedRequests } : {}),
             logLevel: o.logLevel,
             drainTimeoutMs: o.drainTimeout,
             residency: { idleMs: o.idleUnload, ...(o.maxResidentSessions !== undefined ? { maxResident: o.maxResidentSessions } : {}) },

@@ -30,6 +30,12 @@ describe('daemon configuration file', () => {
     await expect(loadDaemonConfig(await file('w-neg.json', JSON.stringify({ waits: { drain_ms: -1 } })))).rejects.toThrow(/w-neg\.json: waits\.drain_ms/);
   });
 
+  it('maps the request queue bounds and their wait, and refuses a bound that is not a positive integer', async () => {
+    const c = await loadDaemonConfig(await file('queue.json', JSON.stringify({ max_queued_requests: 100, max_queued_per_session: 8, waits: { queue_ms: 2_000 } })));
+    expect(c).toEqual({ requestQueue: { total: 100, perSession: 8 }, waits: { queueMs: 2_000 } });
+    await expect(loadDaemonConfig(await file('q-zero.json', JSON.stringify({ max_queued_requests: 0 })))).rejects.toThrow(/q-zero\.json: max_queued_requests/);
+  });
+
   it('names the offending key and the file', async () => {
     await expect(loadDaemonConfig(await file('bad.json', JSON.stringify({ tail: { min_tokens: 300, max_tokens: 200, min_text_messages: 2 } })))).rejects.toThrow(/bad\.json: tail\.max_tokens/);
     await expect(loadDaemonConfig(await file('unknown.json', JSON.stringify({ tails: {} })))).rejects.toThrow(/tails/);

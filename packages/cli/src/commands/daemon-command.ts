@@ -18,6 +18,8 @@ export interface DaemonCommandOptions extends NatsConnectionFlags {
   readonly poolSize: number;
   /** Heap limit of each worker thread in MiB (`--worker-heap-mb`; default the runtime's). */
   readonly workerHeapMb?: number;
+  /** Requests the daemon may have queued over all its sessions (`--max-queued-requests`; overrides the config file's). */
+  readonly maxQueuedRequests?: number;
   readonly writerModel?: string;
   readonly prefix?: string;
   readonly logLevel: LogLevel;
@@ -137,6 +139,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),
+      ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
       ...(metrics !== null ? { observer: metrics } : {}),
       ...(cluster !== null ? { cluster: { ...cluster, connection: transport.connection } } : {}),
     });

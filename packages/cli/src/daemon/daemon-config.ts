@@ -21,6 +21,7 @@ const WAIT_KEYS = {
   stop_settle_ms: 'stopSettleMs',
   decision_flush_ms: 'decisionFlushMs',
   startup_ms: 'startupMs',
+  queue_ms: 'queueMs',
 } as const satisfies Record<string, keyof WaitsConfig>;
 
 const DaemonConfigSchema = z.strictObject({
@@ -37,6 +38,8 @@ const DaemonConfigSchema = z.strictObject({
   fit: z
     .strictObject({ target_share: z.number().gt(0).max(1).optional(), lag_share: z.number().gt(0).max(1).optional(), min_steps: z.int().min(1).max(50).optional() })
     .optional(),
+  max_queued_requests: z.int().positive().optional(),
+  max_queued_per_session: z.int().positive().optional(),
   waits: z.strictObject(Object.fromEntries(Object.keys(WAIT_KEYS).map((k) => [k, Ms.optional()])) as Record<keyof typeof WAIT_KEYS, z.ZodOptional<typeof Ms>>).optional(),
 });
 
@@ -46,6 +49,8 @@ export interface DaemonConfig {
   readonly fit?: { targetShare?: number; lagShare?: number; minSteps?: number };
   readonly tail?: TailPolicy;
   readonly waits?: WaitsConfig;
+  /** Requests the daemon (`max_queued_requests`) and one session (`max_queued_per_session`) may have queued. */
+  readonly requestQueue?: { readonly total?: number; readonly perSession?: number };
 }
 
 export class DaemonConfigError extends Error {
@@ -73,6 +78,14 @@ export async function loadDaemonConfig(path: string): Promise<DaemonConfig> {
     ...(c.fit !== undefined ? { fit: fitOf(c.fit) } : {}),
     ...(c.tail !== undefined ? { tail: { minTokens: c.tail.min_tokens, maxTokens: c.tail.max_tokens, minTextMessages: c.tail.min_text_messages } } : {}),
     ...(c.waits !== undefined ? { waits: waitsOf(c.waits) } : {}),
+    ...(c.max_queued_requests !== undefined || c.max_queued_per_session !== undefined
+      ? {
+          requestQueue: {
+            ...(c.max_queued_requests !== undefined ? { total: c.max_queued_requests } : {}),
+            ...(c.max_queued_per_session !== undefined ? { perSession: c.max_queued_per_session } : {}),
+          },
+        }
+      : {}),
   };
 }
 

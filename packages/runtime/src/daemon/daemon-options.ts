@@ -57,6 +57,11 @@ export interface DaemonOptions {
   readonly waits?: WaitsConfig;
   /** When sessions leave memory: `idleMs` (10 min), `maxResident` (no limit), `snapshotEvery` (500 inputs). */
   readonly residency?: Partial<Residency>;
+  /**
+   * Requests one session (`perSession`, default 64) and the whole daemon (`total`, default 4096) may have queued;
+   * past either a request is answered `unavailable` (reason `overloaded`) at once.
+   */
+  readonly requestQueue?: { readonly perSession?: number; readonly total?: number };
   /** Largest request accepted; default the transport's max payload. */
   readonly maxRequestBytes?: number;
   readonly checkpointDisabled?: boolean;

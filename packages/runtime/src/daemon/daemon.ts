@@ -230,6 +230,7 @@ export class BatonDaemon {
       waits: this.waits,
       ...(this.#clusterOptions !== null ? { holds: (sessionId: string) => this.#routing?.membership.holds(sessionId) ?? false } : {}),
       ...(options.residency !== undefined ? { residency: options.residency } : {}),
+      ...(options.requestQueue !== undefined ? { queue: options.requestQueue } : {}),
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),

@@ -1,4 +1,23 @@
 import { Mailbox } from '@baton/client';
+import { ProtocolError } from '@baton/protocol';
+import type { Clock } from '../time/clock.ts';
+
+/**
+ * How many requests may wait, and how long: past `perSession` queued in one session or `total` in the daemon a
+ * request is answered `unavailable` (reason `overloaded`) at once; one that waited `waitMs` for its turn is answered
+ * `unavailable` (reason `timeout`) instead of being run. Slow storage then delays answers but cannot pile requests up
+ * without bound. Work no request waits for (a writer's settlement, a timer, an eviction) is never refused.
+ */
+export interface QueueLimits {
+  readonly perSession: number;
+  readonly total: number;
+  readonly waitMs: number;
+}
+
+/** Requests one session may have queued (its running one included). */
+export const DEFAULT_QUEUED_PER_SESSION = 64;
+/** Requests the daemon may have queued over all its sessions (`--max-queued-requests`). */
+export const DEFAULT_QUEUED_REQUESTS = 4_096;
 
 /**
  * An append's place in the log, which the one request queued right behind it may share: the append hands over its
@@ -39,10 +58,64 @@ class AppendTurn<S> {
  */
 export class SessionQueue<S> {
   readonly #mailbox = new Mailbox();
+  readonly #clock: Clock;
+  readonly #limits: QueueLimits;
+  /** Requests queued or running, by session, and over all sessions. */
+  readonly #requests = new Map<string, number>();
+  #requestTotal = 0;
   /** Tasks queued or running, by session. */
   readonly #queued = new Map<string, number>();
   /** The append each session's queue holds alone, until a request follows it or it ends. */
   readonly #appends = new Map<string, AppendTurn<S>>();
+
+  constructor(clock: Clock, limits: QueueLimits) {
+    this.#clock = clock;
+    this.#limits = limits;
+  }
+
+  /** Requests queued or running now, over all sessions. */
+  get queuedRequests(): number {
+    return this.#requestTotal;
+  }
+
+  /**
+   * Runs a request in its session's turn: refused at once when the session's or the daemon's queue is full, and when
+   * its turn comes after more than `waitMs`.
+   */
+  request<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+    const admitted = this.#admit(sessionId);
+    if (admitted instanceof ProtocolError) return Promise.reject(admitted);
+    return this.run(sessionId, () => {
+      this.#checkWait(sessionId, admitted.at);
+      return task();
+    }).finally(admitted.done);
+  }
+
+  #admit(sessionId: string): ProtocolError | { at: number; done: () => void } {
+    const queued = this.#requests.get(sessionId) ?? 0;
+    if (queued >= this.#limits.perSession) {
+      return new ProtocolError('unavailable', `session ${sessionId} has ${queued} requests queued, the most one session may have; retry once it answers them`, { reason: 'overloaded', queued });
+    }
+    if (this.#requestTotal >= this.#limits.total) {
+      return new ProtocolError('unavailable', `the daemon has ${this.#requestTotal} requests queued, the most it takes (--max-queued-requests); retry later`, { reason: 'overloaded', queued: this.#requestTotal });
+    }
+    this.#requests.set(sessionId, queued + 1);
+    this.#requestTotal++;
+    const done = (): void => {
+      this.#requestTotal--;
+      const left = (this.#requests.get(sessionId) ?? 1) - 1;
+      if (left > 0) this.#requests.set(sessionId, left);
+      else this.#requests.delete(sessionId);
+    };
+    return { at: this.#clock.now(), done };
+  }
+
+  #checkWait(sessionId: string, at: number): void {
+    const waited = this.#clock.now() - at;
+    if (waited > this.#limits.waitMs) {
+      throw new ProtocolError('unavailable', `the request waited ${waited} ms for its turn in session ${sessionId} (longer than ${this.#limits.waitMs} ms, waits.queue_ms); retry`, { reason: 'timeout' });
+    }
+  }
 
   run<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
     this.#queued.set(sessionId, (this.#queued.get(sessionId) ?? 0) + 1);
@@ -55,20 +128,24 @@ export class SessionQueue<S> {
   }
 
   /**
-   * Runs an append. `task` calls `logged(session)` as soon as it has queued its records for the log (before awaiting
-   * them); a request may follow it only while it is the first and only task of its session's queue.
+   * Runs an append request (admitted as `request` is). `task` calls `logged(session)` as soon as it has queued its
+   * records for the log (before awaiting them); a request may follow it only while it is the first and only task of
+   * its session's queue.
    */
   runAppend<T>(sessionId: string, task: (logged: (session: S) => void) => Promise<T>): Promise<T> {
+    const admitted = this.#admit(sessionId);
+    if (admitted instanceof ProtocolError) return Promise.reject(admitted);
     const turn = new AppendTurn<S>();
     if (!this.#queued.has(sessionId)) this.#appends.set(sessionId, turn);
     return this.run(sessionId, async () => {
       try {
+        this.#checkWait(sessionId, admitted.at);
         return await task((session) => turn.logged(session));
       } finally {
         turn.close();
         if (this.#appends.get(sessionId) === turn) this.#appends.delete(sessionId);
       }
-    });
+    }).finally(admitted.done);
   }
 
   /**

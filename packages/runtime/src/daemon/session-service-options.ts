@@ -18,6 +18,8 @@ export interface SessionServiceOptions {
   readonly newId: () => string;
   readonly waits: Waits;
   readonly residency?: Partial<Residency>;
+  /** Requests one session (`perSession`, default 64) and the daemon (`total`, default 4096) may have queued. */
+  readonly queue?: { readonly perSession?: number; readonly total?: number };
   readonly tail?: TailPolicy;
   /** Environment switch: `BATON_DISABLE_CHECKPOINT`. */
   readonly checkpointDisabled?: boolean;

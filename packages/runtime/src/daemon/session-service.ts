@@ -45,7 +45,7 @@ import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './
 import { loggedProjectOf } from './session-list.ts';
 import { restartSettlement } from './logged-settlement.ts';
 import type { HostExit } from '../host/host-pool.ts';
-import { SessionQueue } from './session-queue.ts';
+import { DEFAULT_QUEUED_PER_SESSION, DEFAULT_QUEUED_REQUESTS, SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
 import { answered, memoryPathsOf } from './reply-parts.ts';
@@ -75,7 +75,7 @@ export class SessionService {
   /** Resident sessions, least recently used first. */
   readonly #sessions: ResidentSessions<LoadedSession>;
   readonly #quarantined = new Map<string, ProtocolError>();
-  readonly #queue = new SessionQueue<LoadedSession>();
+  readonly #queue: SessionQueue<LoadedSession>;
   readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
@@ -92,6 +92,11 @@ export class SessionService {
     this.#o = options;
     this.#log = sessionLog(options.log);
     this.#residency = { ...DEFAULT_RESIDENCY, ...options.residency };
+    this.#queue = new SessionQueue(options.clock, {
+      perSession: options.queue?.perSession ?? DEFAULT_QUEUED_PER_SESSION,
+      total: options.queue?.total ?? DEFAULT_QUEUED_REQUESTS,
+      waitMs: options.waits.queueMs,
+    });
     this.#folded = new FoldSignal(options.clock);
     this.#timers = new EffectTimers(options.clock, (sessionId, timerId) => {
       this.input(sessionId, { type: 'timer.fired', payload: { timerId } }).catch(() => {});
@@ -306,7 +311,7 @@ export class SessionService {
     const requested = req.session_id;
     const sessionId = requested ?? assignedId ?? this.#o.newId();
     if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
-    return await this.#queue.run(sessionId, async () => {
+    return await this.#queue.request(sessionId, async () => {
       if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
         if (scope !== undefined) this.requireProject(sessionId, scope);
         const session = await this.#load(sessionId);
@@ -361,7 +366,7 @@ export class SessionService {
   }
 
   async tasks(sessionId: string, tasks: readonly TaskItem[]): Promise<Body<TasksReply>> {
-    return await this.#queue.run(sessionId, async () => {
+    return await this.#queue.request(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       await this.#fold(session, await this.#append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
@@ -374,7 +379,7 @@ export class SessionService {
    * mailbox is released once the request is folded: the answer may need later inputs.
    */
   async #requestWithReply(sessionId: string, input: (requestId: string) => SessionInputRecord, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
-    const answer = await this.#queue.run(sessionId, async () => {
+    const answer = await this.#queue.request(sessionId, async () => {
       const session = await this.#load(sessionId);
       this.#requireOpen(session);
       check?.(session);
@@ -407,7 +412,7 @@ export class SessionService {
 
   async status(sessionId: string): Promise<Body<StatusReply>> {
     // Both in the mailbox: the session may not leave memory between its load and the worker's answer.
-    const { session, info } = await this.#queue.run(sessionId, async () => {
+    const { session, info } = await this.#queue.request(sessionId, async () => {
       const loaded = await this.#load(sessionId);
       return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
     });
@@ -457,7 +462,7 @@ export class SessionService {
       return { session, ...request, logged };
     });
     following?.catch(() => {});
-    const answer = await this.#queue.run(sessionId, async () => {
+    const answer = await this.#queue.request(sessionId, async () => {
       const early = await following;
       if (early === undefined || early === null) {
         const session = await this.#load(sessionId);
@@ -593,6 +598,11 @@ export class SessionService {
         this.#queue.run(sessionId, () => this.#load(sessionId)).catch((err: unknown) => this.#o.logError?.('session reload after a worker exit failed', { sessionId, error: String(err) }));
       }
     }
+  }
+
+  /** Requests queued or running now, over all sessions. */
+  get queuedRequests(): number {
+    return this.#queue.queuedRequests;
   }
 
   /** Waits for queued session work (used on shutdown). */

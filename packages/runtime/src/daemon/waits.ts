@@ -18,6 +18,8 @@ export const WaitsConfigSchema = z.strictObject({
   decisionFlushMs: Ms.optional(),
   /** How long a request waits for start-up repair before it gets `unavailable`. */
   startupMs: Ms.optional(),
+  /** How long a request may wait for its turn in its session's queue before it gets `unavailable` (reason `timeout`). */
+  queueMs: Ms.optional(),
 });
 export type WaitsConfig = z.input<typeof WaitsConfigSchema>;
 export type Waits = { readonly [K in keyof z.output<typeof WaitsConfigSchema>]-?: number };
@@ -28,6 +30,7 @@ export const DEFAULT_DAEMON_WAITS: Waits = {
   stopSettleMs: 5_000,
   decisionFlushMs: 50,
   startupMs: 30_000,
+  queueMs: 30_000,
 };
 
 /** Validates a waits configuration and fills in the defaults; throws a `TypeError` naming the offending key. */
