@@ -55,10 +55,18 @@ describe('a worker thread that dies', { timeout: 180_000 }, () => {
     h = null;
   });
 
-  it('does not keep a daemon whose worker threads cannot start from stopping', async () => {
+  it('says at once that its worker threads cannot start, answers requests unavailable naming why, and stops', async () => {
     const harness = await startHarness({ poolSize: 2, daemon: { workerExecArgv: ['--import', '/nonexistent/baton-no-such-preload.mjs'] } });
     h = harness;
-    expect(harness.daemon.runtimeStatus().pool.workers?.map((w) => w.thread_id)).toEqual([null, null]);
+    const failure = await harness.daemon.failed();
+    expect(failure).toMatchObject({ code: 'unavailable', details: { reason: 'workers_failed' }, message: expect.stringMatching(/worker threads cannot start \(.*baton-no-such-preload/) as unknown });
+    const status = harness.daemon.runtimeStatus();
+    expect(status.pool.workers?.map((w) => w.thread_id)).toEqual([null, null]);
+    expect(status).toMatchObject({ serving: false, not_serving: { reason: 'workers_failed' } });
+    // Not replaced over and over: Piscina starts no thread after one failed while starting, and neither does the pool.
+    expect(status.pool.worker_exits).toBeLessThanOrEqual(2);
+    // A request is answered, not left waiting for a thread that never comes.
+    await expect(harness.client.open({ project_id: 'p', model: MODEL })).rejects.toMatchObject({ code: 'unavailable', details: { reason: 'workers_failed' } });
     h = null;
     await harness.stop();
   });

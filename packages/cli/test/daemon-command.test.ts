@@ -117,6 +117,15 @@ describe('baton daemon', { timeout: 60_000 }, () => {
     expect((await done).code).toBe(0);
   });
 
+  it('stops with exit 1, naming the cause, when its worker threads cannot start (a heap limit too small to start in)', async () => {
+    const dataDir = tempDir();
+    const env = { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: 'test' };
+    const run = await daemon(['--nats', nats.url, '--data-dir', dataDir, '--pool-size', '2', '--prefix', 'noworkers', '--worker-heap-mb', '1', '--log-level', 'silent'], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toEqual([expect.stringMatching(/^baton daemon: (stopping|refusing to start): the daemon's worker threads cannot start \(.*memory.*\)/) as unknown]);
+    expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(false);
+  });
+
   it('passes BATON_DISABLE_CHECKPOINT=1 to the daemon: sessions open with checkpoints disabled and start no writer', async () => {
     const dataDir = tempDir();
     const child = spawnBaton(

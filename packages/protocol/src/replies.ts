@@ -181,7 +181,7 @@ export type RuntimeCluster = z.infer<typeof RuntimeClusterSchema>;
  * process's resident set size; `log_bytes`: size of the event log's data file (absent for an in-memory log);
  * `cluster`: present when the daemon runs in cluster mode (`RuntimeClusterSchema`); `serving`: whether the daemon
  * serves sessions (false while it finishes start-up repair or, in cluster mode, has not joined the cluster yet), with
- * `not_serving` saying why: `reason` a stable code (`repairing`, `joining`, or why the last attempt to join failed:
+ * `not_serving` saying why: `reason` a stable code (`repairing`, `workers_failed` (its worker threads cannot start), `joining`, or why the last attempt to join failed:
  * `jetstream_disabled`, `replicas_above_cluster`, `not_enough_servers`, `permission_denied`, `no_quorum`,
  * `jetstream_error`, `join_failed`), `message` one sentence, `attempts` the attempts to join so far.
  */

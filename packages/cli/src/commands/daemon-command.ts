@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
 import { NatsTransport } from '@baton/client';
+import { ProtocolError } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
@@ -156,16 +157,27 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   writeDaemonPid(dataDir);
   // Ready means served: start-up repair done, the cluster joined (which may wait for the cluster to come up) and the
   // subscriptions known to the server. A signal meanwhile stops the daemon at once.
+  const failed = daemon.failed();
   const first = await Promise.race([
     daemon.ready().then(
       () => null,
       (err: unknown) => (err instanceof PrefixInUseError ? err : null),
     ),
     signal.received,
+    failed,
   ]);
-  if (first instanceof PrefixInUseError) {
-    // Another daemon serves these subjects and this one is not in cluster mode: it refuses, having served nothing.
-    io.err(`baton daemon: refusing to start: ${first.message}`);
+  if (first === null) {
+    await transport.flush().catch(() => {});
+    logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
+    if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
+    const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
+    io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
+  }
+  const received = first ?? (await Promise.race([signal.received, failed]));
+  if (received instanceof PrefixInUseError || received instanceof ProtocolError) {
+    // Another daemon serves these subjects and this one is not in cluster mode (it served nothing), or its worker
+    // threads cannot start: it says why and stops.
+    io.err(`baton daemon: ${first === null ? 'stopping' : 'refusing to start'}: ${received.message}`);
     await daemon.stop();
     await log.close();
     removeDaemonPid(dataDir);
@@ -175,14 +187,6 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     lock.release();
     return 1;
   }
-  if (first === null) {
-    await transport.flush().catch(() => {});
-    logger.info({ daemonId: daemon.id, nats: options.nats, dataDir, pool: options.poolSize, prefix: daemon.subjects.prefix, cluster }, 'daemon started');
-    if (metricsServer !== null) io.out(`baton daemon metrics: ${metricsServer.url}`);
-    const mode = cluster === null ? '' : ` cluster=${cluster.durability ?? 'local'} id=${daemon.id}`;
-    io.out(`baton daemon ready nats=${options.nats} data=${dataDir} pool=${options.poolSize} pid=${process.pid}${mode}`);
-  }
-  const received = first ?? (await signal.received);
   logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
   const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
   logger.info(report, 'drained');

@@ -117,6 +117,10 @@ export class BatonDaemon {
   readonly #startup = new AbortController();
   /** Whether start-up finished (repair done and, in cluster mode, the cluster joined): the daemon serves sessions. */
   #serving = false;
+  /** Set when the worker threads cannot start: the daemon serves nothing (see `failed`). */
+  #workersFailed: ProtocolError | null = null;
+  #fail: (error: ProtocolError) => void = () => {};
+  readonly #failed = new Promise<ProtocolError>((resolve) => (this.#fail = resolve));
   /** Cluster mode, before joining: attempts so far and why the last one failed. */
   #joinAttempts = 0;
   #joinFailure: JoinFailure | null = null;
@@ -170,7 +174,7 @@ export class BatonDaemon {
     // A repair that failed counts as done (as for requests, see `#readyWithin`); a stopped start-up, or one that found
     // another daemon on its subjects, serves nothing.
     const started = (err?: unknown): void => {
-      if (!this.#startup.signal.aborted && !(err instanceof PrefixInUseError)) this.#serving = true;
+      if (!this.#startup.signal.aborted && !(err instanceof PrefixInUseError) && this.#workersFailed === null) this.#serving = true;
     };
     this.#ready.then(() => started(), started);
     this.#pool = new HostPool({
@@ -178,6 +182,11 @@ export class BatonDaemon {
       ...(options.workerResourceLimits !== undefined ? { resourceLimits: options.workerResourceLimits } : {}),
       ...(options.workerExecArgv !== undefined ? { execArgv: options.workerExecArgv } : {}),
       exited: (exit) => this.#sessions.hostExited(exit),
+      startFailed: (error) => {
+        this.#workersFailed = error;
+        this.#serving = false;
+        this.#fail(error);
+      },
       log: appendLog,
       shared: () => this.#shared?.files ?? null,
       host: {
@@ -340,6 +349,15 @@ export class BatonDaemon {
    * Resolves once start-up repair is done and the NATS server has every subscription of the daemon. Rejects with
    * `PrefixInUseError` when, without cluster mode, another daemon already serves its subjects (nothing is served).
    */
+  /**
+   * Resolves, with the error every request now gets, when the daemon's worker threads cannot start (a preload that
+   * throws, a heap limit too small to start in): it serves nothing from then on, and its owner should stop it and exit
+   * non-zero. Never resolves otherwise.
+   */
+  failed(): Promise<ProtocolError> {
+    return this.#failed;
+  }
+
   ready(): Promise<void> {
     return this.#ready;
   }
@@ -405,7 +423,7 @@ export class BatonDaemon {
       subjects: this.subjects,
       draining: () => this.#draining,
       // A join that is failing is not waited for: the request is told why at once.
-      ready: () => ((this.#joinFailure !== null && !this.#serving) || this.#refused !== null ? Promise.resolve(false) : this.#readyWithin(this.waits.startupMs)),
+      ready: () => ((this.#joinFailure !== null && !this.#serving) || this.#refused !== null || this.#workersFailed !== null ? Promise.resolve(false) : this.#readyWithin(this.waits.startupMs)),
       notReady: () => this.#notReadyError(),
       logger: this.#logger,
       ...(this.#o.observer !== undefined ? { observer: this.#o.observer } : {}),
@@ -588,6 +606,7 @@ export class BatonDaemon {
 
   /** What a request gets before start-up finished: `unavailable`, with why (reason `not_joined` in cluster mode). */
   #notReadyError(): ProtocolError {
+    if (this.#workersFailed !== null) return this.#workersFailed;
     if (this.#refused !== null) return new ProtocolError('unavailable', `this daemon refused to serve: ${this.#refused.message}`, { reason: 'prefix_in_use' });
     const n = this.#notServing();
     if (n.reason === 'repairing') return new ProtocolError('unavailable', `the daemon is still repairing its data directory after ${this.waits.startupMs} ms; retry`);
@@ -596,6 +615,7 @@ export class BatonDaemon {
 
   /** Why the daemon does not serve yet: repairing its data directory, joining, or the last join attempt's cause. */
   #notServing(): { reason: string; message: string; attempts?: number } {
+    if (this.#workersFailed !== null) return { reason: 'workers_failed', message: this.#workersFailed.message };
     if (this.#clusterOptions !== null && this.#routing === null) {
       const f = this.#joinFailure;
       if (f === null) return { reason: 'joining', message: 'joining the cluster', attempts: this.#joinAttempts };

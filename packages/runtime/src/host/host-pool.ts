@@ -61,6 +61,8 @@ export interface HostPoolOptions {
   readonly execArgv?: readonly string[];
   /** Thread deaths with a session's calls in flight after which it is quarantined (default 2; see `WorkerSuspects`). */
   readonly deathsToQuarantine?: number;
+  /** A worker thread died before its host started: the pool cannot serve (see `startFailure`). Told once. */
+  readonly startFailed?: (error: ProtocolError) => void;
 }
 
 interface Host {
@@ -116,6 +118,7 @@ export class HostPool {
   readonly #quarantined = new Map<string, ProtocolError>();
   #closed = false;
   #exits = 0;
+  #startFailure: ProtocolError | null = null;
 
   constructor(options: HostPoolOptions) {
     this.#o = options;
@@ -130,8 +133,14 @@ export class HostPool {
       resourceLimits: options.resourceLimits ?? DEFAULT_WORKER_RESOURCE_LIMITS,
       execArgv: [...(isTs ? ['--conditions=@baton/source', '--import', 'tsx'] : []), ...(options.execArgv ?? [])],
     });
-    // A worker that dies with no task of ours is reported as a pool error; it is replaced like any other.
-    this.#pool.on('error', (err: unknown) => options.events.log({ level: 'error', msg: 'worker thread failed', data: { error: String(err) } }));
+    // A worker that dies with no task of ours is reported as a pool error: one that failed while it started leaves a
+    // host waiting for a thread Piscina will not start.
+    this.#pool.on('error', (err: unknown) => {
+      options.events.log({ level: 'error', msg: 'worker thread failed', data: { error: String(err) } });
+      const waiting = this.#hosts.findIndex((h) => h.threadId === null);
+      const host = this.#hosts[waiting];
+      if (!this.#closed && host !== undefined) this.#failedToStart(waiting, host, err instanceof Error ? err : new Error(String(err)));
+    });
     this.#messages = new SessionMessages(options.log);
     for (let i = 0; i < options.size; i++) this.#hosts.push(this.#startHost(i));
   }
@@ -184,6 +193,10 @@ export class HostPool {
     if (this.#closed || this.#hosts[index] !== host) return;
     this.#exits++;
     const cause = err instanceof Error ? err : new Error(String(err));
+    if (host.threadId === null) {
+      this.#failedToStart(index, host, cause);
+      return;
+    }
     const error = new ProtocolError('unavailable', `the worker thread of actor host ${index} exited (${cause.message}); retry the request`, { reason: 'worker' }, { cause });
     this.#o.events.log({ level: 'error', msg: 'worker thread exited', data: { host: index, error: cause.message, ...(cause.stack !== undefined ? { stack: cause.stack } : {}) } });
     const quarantined = new Map<string, ProtocolError>();
@@ -209,6 +222,30 @@ export class HostPool {
     this.#hosts[index] = this.#startHost(index);
     host.rpc.close(error);
     this.#o.exited?.({ host: index, sessions, error, quarantined });
+  }
+
+  /**
+   * A thread died before its host started (a preload or the worker script that throws, a heap limit too small to
+   * start in): the next one would die the same way, and Piscina starts no more threads once one failed while it
+   * started. So nothing is replaced: every call waiting on the pool and every later one is refused `unavailable`
+   * (reason `workers_failed`) naming the cause, and the owner is told once, to say so and stop.
+   */
+  #failedToStart(index: number, host: Host, cause: Error): void {
+    const error =
+      this.#startFailure ??
+      new ProtocolError('unavailable', `the daemon's worker threads cannot start (${cause.message}); it serves nothing until it is restarted with that fixed`, { reason: 'workers_failed' }, { cause });
+    this.#o.events.log({ level: 'error', msg: 'worker thread failed to start', data: { host: index, error: cause.message, ...(cause.stack !== undefined ? { stack: cause.stack } : {}) } });
+    // Calls to a host that never started would wait forever; one that started is left to `close()` to shut down.
+    host.rpc.close(error);
+    for (const other of this.#hosts) if (other.threadId === null) other.rpc.close(error);
+    if (this.#startFailure !== null) return;
+    this.#startFailure = error;
+    this.#o.startFailed?.(error);
+  }
+
+  /** Why the pool cannot serve, once a worker thread died while it started; null while it can. */
+  get startFailure(): ProtocolError | null {
+    return this.#startFailure;
   }
 
   get size(): number {
@@ -273,6 +310,7 @@ export class HostPool {
    */
   call<K extends keyof WorkerSide['calls']>(sessionId: string, kind: K, request: WorkerSide['calls'][K]['request']): Promise<WorkerSide['calls'][K]['reply']> {
     if (this.#closed) return Promise.reject(new ProtocolError('unavailable', 'the actor pool is closed'));
+    if (this.#startFailure !== null) return Promise.reject(this.#startFailure);
     const quarantined = this.#quarantined.get(sessionId);
     if (quarantined !== undefined) return Promise.reject(quarantined);
     if (this.#lost.has(sessionId)) {
