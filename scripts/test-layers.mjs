@@ -22,6 +22,7 @@ const SLOW = [
   /^test\/crash-resume\.test\.ts$/,
   /^test\/sigkill-replay\.test\.ts$/,
   /^test\/worker-death\.test\.ts$/,
+  /^test\/runaway-fold\.test\.ts$/,
   /^test\/disk-full\.test\.ts$/,
   /^packages\/cli\/test\/cluster-join\.test\.ts$/,
 ];
