@@ -82,16 +82,17 @@ export class SessionQueue<S> {
    * Runs a request in its session's turn: refused at once when the session's or the daemon's queue is full, and when
    * its turn comes after more than `waitMs`.
    */
-  request<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+  request<T>(sessionId: string, task: () => Promise<T>, options: { readonly timed?: boolean } = {}): Promise<T> {
     const admitted = this.#admit(sessionId);
     if (admitted instanceof ProtocolError) return Promise.reject(admitted);
     return this.run(sessionId, () => {
-      this.#checkWait(sessionId, admitted.at);
+      if (options.timed !== false) this.#checkWait(sessionId, admitted.at);
       return task();
     }).finally(admitted.done);
   }
 
-  #admit(sessionId: string): ProtocolError | { at: number; done: () => void } {
+  /** The refusal a request for `sessionId` would get now, or null when it would be admitted. */
+  #refusal(sessionId: string): ProtocolError | null {
     const queued = this.#requests.get(sessionId) ?? 0;
     if (queued >= this.#limits.perSession) {
       return new ProtocolError('unavailable', `session ${sessionId} has ${queued} requests queued, the most one session may have; retry once it answers them`, { reason: 'overloaded', queued });
@@ -99,6 +100,13 @@ export class SessionQueue<S> {
     if (this.#requestTotal >= this.#limits.total) {
       return new ProtocolError('unavailable', `the daemon has ${this.#requestTotal} requests queued, the most it takes (--max-queued-requests); retry later`, { reason: 'overloaded', queued: this.#requestTotal });
     }
+    return null;
+  }
+
+  #admit(sessionId: string): ProtocolError | { at: number; done: () => void } {
+    const refusal = this.#refusal(sessionId);
+    if (refusal !== null) return refusal;
+    const queued = this.#requests.get(sessionId) ?? 0;
     this.#requests.set(sessionId, queued + 1);
     this.#requestTotal++;
     const done = (): void => {
@@ -151,11 +159,13 @@ export class SessionQueue<S> {
   /**
    * For a request arriving now, to be queued straight after this call: when the session's queue holds only an append,
    * a promise of that append's session once its records are queued for the log (null if it queues none, and then the
-   * request goes as usual); null when the request cannot follow one. One request at most follows an append.
+   * request goes as usual); null when the request cannot follow one. One request at most follows an append. The
+   * request that follows is logged before its turn, so it must be admitted (`request`, untimed) right after this call:
+   * it cannot follow when the queues would refuse it.
    */
   followAppend(sessionId: string): Promise<S | null> | null {
     const turn = this.#appends.get(sessionId);
-    if (turn === undefined || this.#queued.get(sessionId) !== 1) return null;
+    if (turn === undefined || this.#queued.get(sessionId) !== 1 || this.#refusal(sessionId) !== null) return null;
     this.#appends.delete(sessionId);
     return turn.follow();
   }

@@ -462,6 +462,7 @@ export class SessionService {
       return { session, ...request, logged };
     });
     following?.catch(() => {});
+    // One that follows an append is logged with it: its turn may not be refused for the time it waited.
     const answer = await this.#queue.request(sessionId, async () => {
       const early = await following;
       if (early === undefined || early === null) {
@@ -480,7 +481,7 @@ export class SessionService {
         throw err;
       }
       return { replied: early.replied };
-    });
+    }, { timed: following === undefined });
     return answered(await answer.replied) as Body<RebuildReply>;
   }
 
