@@ -4,6 +4,7 @@ import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/cl
 import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
+import { ProtocolError } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { lockDataDir, type DataDirLock } from '../daemon/data-dir-lock.ts';
@@ -179,7 +180,14 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   for (const line of agentHint(gateway.baseURL)) io.out(line);
   if (metricsServer !== null) io.out(`metrics: ${metricsServer.url}`);
   if (inspector !== null) io.out(`inspector: ${inspector.url} (read-only)`);
-  await signal.received;
+  const received = await Promise.race([signal.received, daemon.failed()]);
+  if (received instanceof ProtocolError) {
+    // The daemon's worker threads died and the replacements cannot start: it cannot serve, so up says why and stops.
+    io.err(`baton up: stopping: ${received.message}`);
+    await stopAll();
+    signal.dispose();
+    return 1;
+  }
   await stopAll();
   return 0;
 }
