@@ -203,7 +203,7 @@ export class HostPool {
     for (const [sessionId, deaths] of this.#suspects.died(host.inFlight.keys())) {
       const convicted = new ProtocolError(
         'quarantined',
-        `session ${sessionId} is quarantined: its calls were in flight on ${deaths} worker threads that died (the last: ${cause.message}), the last time alone on its thread`,
+        `session ${sessionId} is quarantined: its calls were in flight on ${deaths} worker threads that died (the last: ${cause.message})`,
         { stream: `session/${sessionId}`, reason: 'worker-deaths', deaths },
         { cause },
       );
