@@ -52,6 +52,9 @@ export function sessionOpenSubject(subjects: Subjects, sessionId: string): strin
  * drops the session: it unsubscribes, forgets it without writing, and answers `unavailable` with reason `moved`, which
  * tells a client to open the session again.
  */
+/** How much longer than a holder's remaining lease a forwarded `open` waits for its answer. */
+const STALE_MARGIN_MS = 100;
+
 export class ClusterRouting {
   readonly #o: ClusterRoutingOptions;
   readonly #subs = new Map<string, TransportSubscription>();
@@ -174,11 +177,38 @@ export class ClusterRouting {
     return adopted;
   }
 
+  /**
+   * Takes `sessionId` (`{ held: true }`) or has its holder answer the `open` (`forward`). A holder that does not answer
+   * — paused, cut off, or dead — is waited out when its lease runs out within the forward's time: once it may be judged
+   * stale the session is claimed here, so an open that reached a live daemon is answered as soon as the lease allows
+   * instead of failing and leaving the client to try again (and maybe reach the paused holder through the queue group).
+   */
+  async takeOrForward(sessionId: string, msg: Pick<InboundMessage, 'data' | 'headers'>): Promise<{ readonly held: true } | { readonly held: false; readonly reply: Record<string, unknown> }> {
+    const m = this.#o.membership;
+    const deadline = performance.now() + this.#o.forwardTimeoutMs;
+    for (;;) {
+      const acquired = await this.acquire(sessionId);
+      if (acquired.held) return { held: true };
+      // Not longer than the holder's lease has left (and a little): a holder that is gone is not waited on past it.
+      const left = deadline - performance.now();
+      const timeoutMs = Math.max(1, Math.min(left, m.msUntilStale(acquired.owner) + STALE_MARGIN_MS));
+      try {
+        return { held: false, reply: await this.forward(sessionId, acquired.owner, msg, timeoutMs) };
+      } catch (err) {
+        if (!(err instanceof ProtocolError && (err.details as { reason?: unknown } | undefined)?.reason === 'owner_unreachable')) throw err;
+        const wait = m.msUntilStale(acquired.owner);
+        if (performance.now() + wait >= deadline) throw err;
+        // Then `acquire` re-reads the holder's heartbeat from the bucket: a holder that beat meanwhile keeps it.
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
   /** Relays an `open` to the session's holder and returns its answer (its error as a `ProtocolError`). */
-  async forward(sessionId: string, owner: string, msg: Pick<InboundMessage, 'data' | 'headers'>): Promise<Record<string, unknown>> {
+  async forward(sessionId: string, owner: string, msg: Pick<InboundMessage, 'data' | 'headers'>, timeoutMs = this.#o.forwardTimeoutMs): Promise<Record<string, unknown>> {
     let reply;
     try {
-      reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs: this.#o.forwardTimeoutMs });
+      reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs });
     } catch (err) {
       if (err instanceof TransportError && err.retryable) {
         throw new ProtocolError('unavailable', `session ${sessionId} is held by daemon ${owner}, which did not answer; retry`, { reason: 'owner_unreachable', owner });
