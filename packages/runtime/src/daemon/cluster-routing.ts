@@ -123,14 +123,18 @@ export class ClusterRouting {
     return this.#o.membership;
   }
 
-  /** Makes this daemon the holder of `sessionId` when it may; otherwise names the holder. One attempt at a time. */
+  /**
+   * Makes this daemon the holder of `sessionId` when it may; otherwise names the holder. One attempt at a time: a
+   * second `open` that arrives while the session is being claimed waits for that claim's hydration — the membership
+   * holds the session as soon as its epoch is claimed, but until its history is in the local log an `open` served
+   * from it would find no session and start a new one at seq 0 over the history it took over.
+   */
   acquire(sessionId: string): Promise<Acquired> {
-    if (this.#o.membership.holds(sessionId)) return Promise.resolve({ held: true });
     let pending = this.#acquiring.get(sessionId);
-    if (pending === undefined) {
-      pending = this.#acquire(sessionId).finally(() => this.#acquiring.delete(sessionId));
-      this.#acquiring.set(sessionId, pending);
-    }
+    if (pending !== undefined) return pending;
+    if (this.#o.membership.holds(sessionId)) return Promise.resolve({ held: true });
+    pending = this.#acquire(sessionId).finally(() => this.#acquiring.delete(sessionId));
+    this.#acquiring.set(sessionId, pending);
     return pending;
   }
 
