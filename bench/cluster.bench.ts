@@ -35,6 +35,7 @@ import type { Message } from '@baton/protocol';
 import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
 import { DaemonChild, type DaemonChildConfig } from '../test/support/cluster-rig.ts';
 import type { BenchRow, BenchSection } from './bench-types.ts';
+import { nodeLossRows } from './cluster-node-loss.ts';
 import { median, printStandalone, processCpu, quantile, round1, round2, type SectionTarget } from './bench-process.ts';
 
 const MODEL = { id: 'gpt-4o', context_window: 200_000, max_output_tokens: 8_000 };
@@ -47,14 +48,21 @@ const SHORT_LEASE_MS = 3_000;
 const CLI_DEFAULT_LEASE_MS = 15_000;
 /** The takeover client's request timeout. */
 const REQUEST_TIMEOUT_MS = 2_000;
-/** Client failover: first retry after 50 ms, doubling up to 200 ms. */
-const FAILOVER = { timeoutMs: 60_000, delayMs: 50, maxDelayMs: 200 } as const;
+/**
+ * Client failover: first retry after 50 ms, doubling up to 200 ms; a try of `open` unanswered for 500 ms is joined by
+ * more (a paused daemon holds what reaches it), an append unanswered for a second is given up on and repeated.
+ */
+const FAILOVER = { timeoutMs: 60_000, delayMs: 50, maxDelayMs: 200, openAttemptTimeoutMs: 500, attemptTimeoutMs: 1_000 } as const;
+/** New sessions opened in each takeover round, before the victim is stopped and while it is paused (SIGSTOP rounds). */
+const OPENS_PER_ROUND = 10;
 
 /** Row names the targets read. */
 export const CLUSTER_ROWS = {
   seqRatioP50: 'sequential: p50 ratio replicated/local',
   takeoverP99: 'takeover p99',
   takeoverServed: 'takeover: sessions served by the standby',
+  stopTakeoverP99: 'takeover p99, SIGSTOP',
+  pausedOpenP99: 'open p99 while a member is paused',
 } as const;
 
 // A realistic tool-output sized message: ~1.5 KB once msgpack-encoded in the request.
@@ -172,14 +180,30 @@ interface TakeoverResult {
   /** Per kill, the slowest of its sessions. */
   readonly perKill: number[];
   readonly served: number;
+  /** Opens of new sessions with both daemons up, before the victim is stopped. */
+  readonly opensBefore: number[];
+  /** Opens of new sessions while the victim is paused (SIGSTOP rounds only). */
+  readonly opensPaused: number[];
+}
+
+/** `OPENS_PER_ROUND` opens of new sessions one after the other; their times in ms. */
+async function timedOpens(client: BatonClient): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < OPENS_PER_ROUND; i++) {
+    const t = performance.now();
+    await client.open(OPEN);
+    out.push(performance.now() - t);
+  }
+  return out;
 }
 
 /**
  * `rounds` kills on their own prefix: each round opens `perRound` sessions on the daemon that is the only one up,
- * starts a standby, lets it watch at least one more heartbeat of the victim, kills the victim and times each session's
- * next append from the kill.
+ * starts a standby, lets it watch at least one more heartbeat of the victim, kills the victim (SIGKILL) or pauses it
+ * (SIGSTOP: it stays in the `open` queue group and holds what reaches it) and times each session's next append from
+ * then. While a victim is paused, new sessions are opened too; the same number before, with both daemons up.
  */
-async function takeover(cluster: NatsClusterHandle, model: LoopbackModel, prefix: string, leaseMs: number, rounds: number, perRound: number): Promise<TakeoverResult> {
+async function takeover(cluster: NatsClusterHandle, model: LoopbackModel, prefix: string, leaseMs: number, rounds: number, perRound: number, signal: 'SIGKILL' | 'SIGSTOP' = 'SIGKILL'): Promise<TakeoverResult> {
   const config = (i: number): DaemonChildConfig => ({ servers: serversFor(cluster, i), baseURL: model.baseURL, leaseMs, durability: 'replicated', replicas: 3, prefix });
   const transport = await NatsTransport.connect({ servers: [...cluster.urls], maxReconnectAttempts: -1 });
   const verbose = process.env['BENCH_CLUSTER_VERBOSE'] === '1';
@@ -197,6 +221,8 @@ async function takeover(cluster: NatsClusterHandle, model: LoopbackModel, prefix
   const children: DaemonChild[] = [];
   const samples: number[] = [];
   const perKill: number[] = [];
+  const opensBefore: number[] = [];
+  const opensPaused: number[] = [];
   let served = 0;
   try {
     children.push(await DaemonChild.spawn(config(0)));
@@ -213,14 +239,19 @@ async function takeover(cluster: NatsClusterHandle, model: LoopbackModel, prefix
       // A standby that has run for a while has seen the victim's newest beat some time before the kill (up to a third
       // of the lease): wait half a lease so this one is in that state, not counting the lease from its own start.
       await new Promise((r) => setTimeout(r, leaseMs / 2));
+      if (signal === 'SIGSTOP') opensBefore.push(...(await timedOpens(client)));
       const killedAt = performance.now();
-      await victim.kill();
-      await Promise.all(
-        sessions.map(async (sid, i) => {
+      if (signal === 'SIGKILL') await victim.kill();
+      else victim.signal('SIGSTOP');
+      await Promise.all([
+        ...sessions.map(async (sid, i) => {
           await client.append(sid, [message(`r${round}-after`, i)]);
           samples.push(performance.now() - killedAt);
         }),
-      );
+        ...(signal === 'SIGSTOP' ? [timedOpens(client).then((t) => opensPaused.push(...t))] : []),
+      ]);
+      // A paused victim is killed once measured (it would come back out of touch and drop its sessions).
+      if (signal === 'SIGSTOP') await victim.kill();
       perKill.push(Math.max(...samples.slice(-perRound)));
       if (verbose) console.error(`  ${prefix} round ${round}: ${samples.slice(-perRound).map((x) => Math.round(x)).join(' ')}`);
       // The standby prints its "claimed" lines as it claims; give the pipe a moment to deliver the last ones.
@@ -232,7 +263,7 @@ async function takeover(cluster: NatsClusterHandle, model: LoopbackModel, prefix
     await transport.close();
     await stopAll(children);
   }
-  return { samples, perKill, served };
+  return { samples, perKill, served, opensBefore, opensPaused };
 }
 
 async function takeoverRows(cluster: NatsClusterHandle, model: LoopbackModel, rows: BenchRow[]): Promise<void> {
@@ -240,6 +271,7 @@ async function takeoverRows(cluster: NatsClusterHandle, model: LoopbackModel, ro
   const PER_ROUND = 10;
   const short = await takeover(cluster, model, 'benchto', SHORT_LEASE_MS, ROUNDS, PER_ROUND);
   const long = await takeover(cluster, model, 'benchtodef', CLI_DEFAULT_LEASE_MS, 1, PER_ROUND);
+  const stopped = await takeover(cluster, model, 'benchtostop', SHORT_LEASE_MS, ROUNDS, PER_ROUND, 'SIGSTOP');
   const s = [...short.samples].sort((a, b) => a - b);
   const l = [...long.samples].sort((a, b) => a - b);
   const retry = `client failover retries ${FAILOVER.delayMs}→${FAILOVER.maxDelayMs} ms`;
@@ -257,10 +289,21 @@ async function takeoverRows(cluster: NatsClusterHandle, model: LoopbackModel, ro
     { name: 'takeover p99, CLI default lease', value: Math.round(quantile(l, 0.99)), unit: 'ms' },
     {
       name: CLUSTER_ROWS.takeoverServed,
-      value: short.served + long.served,
-      unit: `of ${s.length + l.length}`,
-      note: 'held by the standby after its first append (from the standby\'s own "claimed" lines)',
+      value: short.served + long.served + stopped.served,
+      unit: `of ${s.length + l.length + stopped.samples.length}`,
+      note: 'held by the standby after its first append (from the standby\'s own "claimed" lines), SIGKILL and SIGSTOP rounds',
     },
+  );
+  const p = [...stopped.samples].sort((a, b) => a - b);
+  const before = [...stopped.opensBefore].sort((a, b) => a - b);
+  const paused = [...stopped.opensPaused].sort((a, b) => a - b);
+  rows.push(
+    { name: 'takeover p50, SIGSTOP', value: Math.round(quantile(p, 0.5)), unit: 'ms', note: `pause → first append answered by the standby (the victim stays in the open queue group); lease ${SHORT_LEASE_MS} ms, ${p.length} sessions over ${ROUNDS} pauses` },
+    { name: CLUSTER_ROWS.stopTakeoverP99, value: Math.round(quantile(p, 0.99)), unit: 'ms', note: `lease ${SHORT_LEASE_MS} ms, append attempt ${FAILOVER.attemptTimeoutMs} ms, open tries every ${FAILOVER.openAttemptTimeoutMs} ms` },
+    { name: 'open p50, both daemons up', value: round1(quantile(before, 0.5)), unit: 'ms', note: `${before.length} new sessions, one at a time, just before each pause` },
+    { name: 'open p99, both daemons up', value: round1(quantile(before, 0.99)), unit: 'ms' },
+    { name: 'open p50 while a member is paused', value: round1(quantile(paused, 0.5)), unit: 'ms', note: `${paused.length} new sessions, one at a time, during the pauses (half the tries reach the paused daemon)` },
+    { name: CLUSTER_ROWS.pausedOpenP99, value: round1(quantile(paused, 0.99)), unit: 'ms', note: `max ${round1(paused.at(-1) ?? Number.NaN)} ms` },
   );
 }
 
@@ -397,9 +440,9 @@ async function throughputRows(cluster: NatsClusterHandle, model: LoopbackModel, 
 
 // ---------------------------------------------------------------------------------------------------------------
 
-export type ClusterPart = 'latency' | 'takeover' | 'throughput';
+export type ClusterPart = 'latency' | 'takeover' | 'throughput' | 'nodeloss';
 
-export async function benchCluster(parts: readonly ClusterPart[] = ['latency', 'takeover', 'throughput']): Promise<BenchSection> {
+export async function benchCluster(parts: readonly ClusterPart[] = ['latency', 'takeover', 'throughput', 'nodeloss']): Promise<BenchSection> {
   const cluster = await startNatsCluster();
   const model = await startLoopbackModel({ mode: 'extractive' });
   const rows: BenchRow[] = [];
@@ -407,6 +450,7 @@ export async function benchCluster(parts: readonly ClusterPart[] = ['latency', '
     if (parts.includes('latency')) await latencyRows(cluster, model, rows);
     if (parts.includes('takeover')) await takeoverRows(cluster, model, rows);
     if (parts.includes('throughput')) await throughputRows(cluster, model, rows);
+    if (parts.includes('nodeloss')) await nodeLossRows(cluster, model, rows);
   } finally {
     await model.close();
     await cluster.stop();
@@ -422,13 +466,27 @@ export function clusterTargets(section: BenchSection | undefined): SectionTarget
   return [
     { label: 'cluster: replicated vs local append p50 (sequential)', value: find(CLUSTER_ROWS.seqRatioP50)?.value, unit: '×', target: '≤ 3', pass: (v) => v <= 3 },
     {
-      label: `cluster: takeover p99 (lease ${SHORT_LEASE_MS} ms)`,
+      label: `cluster: takeover p99 after SIGKILL (lease ${SHORT_LEASE_MS} ms)`,
       value: find(CLUSTER_ROWS.takeoverP99)?.value,
       unit: 'ms',
       target: `≤ lease + 2 s = ${SHORT_LEASE_MS + 2_000}`,
       pass: (v) => v <= SHORT_LEASE_MS + 2_000,
     },
-    { label: 'cluster: killed sessions served by the standby', value: served?.value, unit: served?.unit ?? '', target: 'all', pass: (v) => v === total },
+    {
+      label: `cluster: takeover p99 after SIGSTOP (lease ${SHORT_LEASE_MS} ms)`,
+      value: find(CLUSTER_ROWS.stopTakeoverP99)?.value,
+      unit: 'ms',
+      target: `≤ lease + 2 s = ${SHORT_LEASE_MS + 2_000}`,
+      pass: (v) => v <= SHORT_LEASE_MS + 2_000,
+    },
+    {
+      label: `cluster: open p99 while a member is paused (lease ${SHORT_LEASE_MS} ms)`,
+      value: find(CLUSTER_ROWS.pausedOpenP99)?.value,
+      unit: 'ms',
+      target: `≤ lease + 2 s = ${SHORT_LEASE_MS + 2_000}`,
+      pass: (v) => v <= SHORT_LEASE_MS + 2_000,
+    },
+    { label: 'cluster: killed or paused sessions served by the standby', value: served?.value, unit: served?.unit ?? '', target: 'all', pass: (v) => v === total },
   ];
 }
 

@@ -47,6 +47,7 @@ import { appendBatches } from './append-batches.ts';
 import type { Headers, ReplyMessage, Transport } from './transport/transport.ts';
 import { BatonRequestError } from './baton-request-error.ts';
 import { SessionEventStream, type SessionEventStreamOptions } from './session-event-stream.ts';
+import { hedgedTries } from './hedged-tries.ts';
 import { mayFailOver, sleep, type FailoverOptions } from './session-failover.ts';
 
 export interface BatonClientOptions {
@@ -135,8 +136,12 @@ export class BatonClient {
       return opened;
     }
     // Tries of `open` that may be sent again after a timeout: a new session is named here, so every try opens the same.
-    const named = this.#failover.openAttemptTimeoutMs !== undefined && req.session_id === undefined ? { ...req, session_id: globalThis.crypto.randomUUID() } : req;
-    const { attempts: _attempts, ...reply } = await this.#openRetrying(named, options, performance.now() + this.#failover.timeoutMs);
+    const minted = this.#failover.openAttemptTimeoutMs !== undefined && req.session_id === undefined;
+    const named = minted ? { ...req, session_id: globalThis.crypto.randomUUID() } : req;
+    const { attempts: _attempts, ...answered } = await this.#openRetrying(named, options, performance.now() + this.#failover.timeoutMs);
+    // An id this call chose is new: a daemon that says it resumed it was answering a later try after an earlier one
+    // (still waiting, or given up on) had created it.
+    const reply = minted ? { ...answered, resumed: false } : answered;
     this.#opened.set(reply.session_id, { ...req, session_id: reply.session_id });
     this.#remember(reply.session_id, req.project_id);
     return reply;
@@ -303,20 +308,35 @@ export class BatonClient {
     }
   }
 
-  /** `open`, tried again (with growing waits) while no daemon can take it yet and `deadline` is not reached. */
+  /**
+   * `open`, tried again (with growing waits) while no daemon can take it yet and `deadline` is not reached. With
+   * `openAttemptTimeoutMs`, a try unanswered that long is joined by another (`hedgedTries`): one that a paused daemon
+   * holds is not waited on alone, and one a live daemon answers late still counts.
+   */
   async #openRetrying(req: OpenRequest, options: CallOptions | undefined, deadline: number): Promise<OpenReply & { attempts: number }> {
     const failover = this.#failover;
     let delay = failover?.delayMs ?? 100;
-    // A try that a paused daemon holds is given up on after `openAttemptTimeoutMs` and sent again (see `open`).
+    const maxDelayMs = failover?.maxDelayMs ?? 1_000;
     const limit = failover?.openAttemptTimeoutMs;
-    const attempt = limit !== undefined && req.session_id !== undefined ? { timeoutMs: Math.min(options?.timeoutMs ?? this.#timeoutMs, limit) } : options;
+    const subject = this.#openSubject(req.project_id);
+    if (limit !== undefined && req.session_id !== undefined) {
+      const { value, attempts } = await hedgedTries((timeoutMs) => this.#call(subject, req, OpenReplySchema, { timeoutMs }), {
+        hedgeMs: limit,
+        tryTimeoutMs: options?.timeoutMs ?? this.#timeoutMs,
+        deadline,
+        delayMs: delay,
+        maxDelayMs,
+        mayRetry: (err) => mayFailOver(err, true),
+      });
+      return { ...value, attempts };
+    }
     for (let attempts = 1; ; attempts++) {
       try {
-        return { ...(await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, attempt)), attempts };
+        return { ...(await this.#call(subject, req, OpenReplySchema, options)), attempts };
       } catch (err) {
         if (!mayFailOver(err, true) || performance.now() + delay >= deadline) throw err;
         await sleep(delay);
-        delay = Math.min(failover?.maxDelayMs ?? 1_000, delay * 2);
+        delay = Math.min(maxDelayMs, delay * 2);
       }
     }
   }

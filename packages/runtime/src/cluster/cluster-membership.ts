@@ -154,6 +154,15 @@ export class ClusterMembership {
   }
 
   /**
+   * How long until `daemonId` may be judged stale, by what this daemon has seen of its heartbeat so far (0: stale now;
+   * `Infinity` while this daemon's judgements are paused). `isStale` re-reads the heartbeat before a claim relies on it.
+   */
+  msUntilStale(daemonId: string): number {
+    if (daemonId === this.daemonId) return 0;
+    return this.judge.msUntilStale(daemonId, this.#monotonic());
+  }
+
+  /**
    * Claims `sessionId` unless a live daemon holds it; on success, reads the history before the marker and holds the
    * session. Already held: claims a new epoch all the same (its caller re-took a session it had dropped).
    */

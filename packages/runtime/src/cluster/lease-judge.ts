@@ -80,6 +80,17 @@ export class LeaseJudge {
     return now - s.since >= this.ttlMs;
   }
 
+  /**
+   * How long until `daemonId` may be judged stale at the earliest, from `now` (0: it is stale already), if its heartbeat
+   * does not change meanwhile. `Infinity` while judgements are paused (nobody becomes stale then).
+   */
+  msUntilStale(daemonId: string, now: number): number {
+    if (this.isStale(daemonId, now)) return 0;
+    if (this.#pausedAt !== null) return Number.POSITIVE_INFINITY;
+    const s = this.#seen.get(daemonId) as Seen;
+    return Math.max(0, this.ttlMs - (now - s.since));
+  }
+
   /** The newest heartbeat revision seen of `daemonId` (0: none). */
   revisionOf(daemonId: string): number {
     return this.#seen.get(daemonId)?.revision ?? 0;

@@ -52,6 +52,9 @@ export function sessionOpenSubject(subjects: Subjects, sessionId: string): strin
  * drops the session: it unsubscribes, forgets it without writing, and answers `unavailable` with reason `moved`, which
  * tells a client to open the session again.
  */
+/** How much longer than a holder's remaining lease a forwarded `open` waits for its answer. */
+const STALE_MARGIN_MS = 100;
+
 export class ClusterRouting {
   readonly #o: ClusterRoutingOptions;
   readonly #subs = new Map<string, TransportSubscription>();
@@ -120,14 +123,18 @@ export class ClusterRouting {
     return this.#o.membership;
   }
 
-  /** Makes this daemon the holder of `sessionId` when it may; otherwise names the holder. One attempt at a time. */
+  /**
+   * Makes this daemon the holder of `sessionId` when it may; otherwise names the holder. One attempt at a time: a
+   * second `open` that arrives while the session is being claimed waits for that claim's hydration — the membership
+   * holds the session as soon as its epoch is claimed, but until its history is in the local log an `open` served
+   * from it would find no session and start a new one at seq 0 over the history it took over.
+   */
   acquire(sessionId: string): Promise<Acquired> {
-    if (this.#o.membership.holds(sessionId)) return Promise.resolve({ held: true });
     let pending = this.#acquiring.get(sessionId);
-    if (pending === undefined) {
-      pending = this.#acquire(sessionId).finally(() => this.#acquiring.delete(sessionId));
-      this.#acquiring.set(sessionId, pending);
-    }
+    if (pending !== undefined) return pending;
+    if (this.#o.membership.holds(sessionId)) return Promise.resolve({ held: true });
+    pending = this.#acquire(sessionId).finally(() => this.#acquiring.delete(sessionId));
+    this.#acquiring.set(sessionId, pending);
     return pending;
   }
 
@@ -174,11 +181,38 @@ export class ClusterRouting {
     return adopted;
   }
 
+  /**
+   * Takes `sessionId` (`{ held: true }`) or has its holder answer the `open` (`forward`). A holder that does not answer
+   * — paused, cut off, or dead — is waited out when its lease runs out within the forward's time: once it may be judged
+   * stale the session is claimed here, so an open that reached a live daemon is answered as soon as the lease allows
+   * instead of failing and leaving the client to try again (and maybe reach the paused holder through the queue group).
+   */
+  async takeOrForward(sessionId: string, msg: Pick<InboundMessage, 'data' | 'headers'>): Promise<{ readonly held: true } | { readonly held: false; readonly reply: Record<string, unknown> }> {
+    const m = this.#o.membership;
+    const deadline = performance.now() + this.#o.forwardTimeoutMs;
+    for (;;) {
+      const acquired = await this.acquire(sessionId);
+      if (acquired.held) return { held: true };
+      // Not longer than the holder's lease has left (and a little): a holder that is gone is not waited on past it.
+      const left = deadline - performance.now();
+      const timeoutMs = Math.max(1, Math.min(left, m.msUntilStale(acquired.owner) + STALE_MARGIN_MS));
+      try {
+        return { held: false, reply: await this.forward(sessionId, acquired.owner, msg, timeoutMs) };
+      } catch (err) {
+        if (!(err instanceof ProtocolError && (err.details as { reason?: unknown } | undefined)?.reason === 'owner_unreachable')) throw err;
+        const wait = m.msUntilStale(acquired.owner);
+        if (performance.now() + wait >= deadline) throw err;
+        // Then `acquire` re-reads the holder's heartbeat from the bucket: a holder that beat meanwhile keeps it.
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
   /** Relays an `open` to the session's holder and returns its answer (its error as a `ProtocolError`). */
-  async forward(sessionId: string, owner: string, msg: Pick<InboundMessage, 'data' | 'headers'>): Promise<Record<string, unknown>> {
+  async forward(sessionId: string, owner: string, msg: Pick<InboundMessage, 'data' | 'headers'>, timeoutMs = this.#o.forwardTimeoutMs): Promise<Record<string, unknown>> {
     let reply;
     try {
-      reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs: this.#o.forwardTimeoutMs });
+      reply = await this.#o.transport.request(sessionOpenSubject(this.#o.subjects, sessionId), msg.data, { headers: msg.headers, timeoutMs });
     } catch (err) {
       if (err instanceof TransportError && err.retryable) {
         throw new ProtocolError('unavailable', `session ${sessionId} is held by daemon ${owner}, which did not answer; retry`, { reason: 'owner_unreachable', owner });

@@ -522,11 +522,9 @@ export class BatonDaemon {
     // holds: the client's next try reaches another daemon at once.
     if (!(await routing.takesOpens())) throw new ProtocolError('unavailable', "this daemon's lease lapsed (it was paused or cut off): it takes no open until it re-checked its sessions; retry", { reason: 'lease_uncertain' });
     const sessionId = req.session_id ?? this.#newId();
-    const acquired = await routing.acquire(sessionId);
-    if (!acquired.held) {
-      const forwarded = scope === undefined ? msg : { ...msg, headers: { ...msg.headers, [SCOPE_HEADER]: scope } };
-      return await routing.forward(sessionId, acquired.owner, forwarded);
-    }
+    const forwarded = scope === undefined ? msg : { ...msg, headers: { ...msg.headers, [SCOPE_HEADER]: scope } };
+    const taken = await routing.takeOrForward(sessionId, forwarded);
+    if (!taken.held) return taken.reply;
     const reply = await this.#sessionCall(sessionId, () => this.#sessions.open(req, encoding, sessionId, scope));
     this.#serveScoped(sessionId, req.project_id);
     return reply;

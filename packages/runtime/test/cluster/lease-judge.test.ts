@@ -11,6 +11,19 @@ describe('LeaseJudge: staleness on the standby’s own monotonic clock', () => {
     expect(judge.isStale('a', 2_199)).toBe(false);
   });
 
+  it('tells how long until a daemon may be judged stale: the TTL from its newest revision, 0 once stale, Infinity while paused', () => {
+    const judge = new LeaseJudge(1_000);
+    judge.observe('a', 5, 100);
+    expect(judge.msUntilStale('a', 400)).toBe(700);
+    expect(judge.msUntilStale('a', 1_100)).toBe(0);
+    judge.observe('a', 6, 1_200);
+    expect(judge.msUntilStale('a', 1_300)).toBe(900);
+    judge.kvFailed(1_300);
+    expect(judge.msUntilStale('a', 5_000)).toBe(Number.POSITIVE_INFINITY);
+    judge.kvOk(1_500);
+    expect(judge.msUntilStale('a', 1_500)).toBe(900);
+  });
+
   it('ignores a repeated or older revision (a late delivery does not refresh the lease)', () => {
     const judge = new LeaseJudge(1_000);
     judge.observe('a', 7, 0);
