@@ -117,8 +117,11 @@ describe('a cluster daemon joins in any order', { timeout: 120_000 }, () => {
         expect(waiting.code).toBe(3);
         expect(waiting.stdout.find((l) => l.startsWith('serving '))).toMatch(/^serving {3}NO — no_quorum: JetStream (did not answer: no quorum yet|has no leader yet) in cluster baton-test/);
         // Its start-up is a wait for the cluster (a JetStream request in flight, or the delay before the next one).
+        const termAt = performance.now();
         quitter.kill('SIGTERM');
         expect(await quitterDone).toMatchObject({ code: 0, signal: null });
+        // "At once": the join wait gives way to SIGTERM, not to its next attempt (the bound the operator is promised).
+        expect(performance.now() - termAt).toBeLessThan(2_000);
         await Promise.all([nodes[1]?.restart(), nodes[2]?.restart()]);
         await waitForLine(joiner, /^baton daemon ready .*cluster=replicated/);
         const transport = await NatsTransport.connect({ servers: [...cluster.urls] });
