@@ -87,6 +87,8 @@ export interface RebuildInProgress {
   readonly timerId: string | null;
   /** Outcome reported when the rebuild compacts. */
   readonly compactOutcome: 'compacted' | 'checkpoint-off' | 'memory-write-off';
+  /** The context is rendered naming no path of the memory files (its reader cannot open them). */
+  readonly selfContained?: boolean;
 }
 
 export function initialSessionContext(input: SessionInput): SessionContext {

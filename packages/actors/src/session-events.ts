@@ -100,6 +100,11 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
      * its error did not say): the session's calibration learns from it before the rebuild is fitted.
      */
     providerRefused: z.object({ tokens: z.number().int().positive().nullable() }).optional(),
+    /**
+     * The rebuilt context is read on another machine than the memory files (an agent behind a remote gateway): it is
+     * rendered without their paths. Absent: with them.
+     */
+    selfContained: z.boolean().optional(),
   }),
   z.object({ type: z.literal('timer.fired'), timerId: z.string() }),
   /** A rebuild whose requester is gone (the daemon restarted while it ran): dropped without an answer. */

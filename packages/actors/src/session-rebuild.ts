@@ -90,7 +90,16 @@ export const beginRebuild: SessionStep<Events<'rebuild.requested'>, { readonly m
     ...afterRefusal(ctx, event),
     rebuildSeq: ctx.rebuildSeq + 1,
     rebuildsSinceFailure: ctx.failedWriters > 0 ? ctx.rebuildsSinceFailure + 1 : ctx.rebuildsSinceFailure,
-    rebuild: { requestId: event.requestId, reason: event.reason, phase: 'waiting', mode, writerId: null, timerId: null, compactOutcome: 'compacted' },
+    rebuild: {
+      requestId: event.requestId,
+      reason: event.reason,
+      phase: 'waiting',
+      mode,
+      writerId: null,
+      timerId: null,
+      compactOutcome: 'compacted',
+      ...(event.selfContained === true ? { selfContained: true } : {}),
+    },
   };
 };
 
@@ -137,7 +146,7 @@ export const cancelWaitTimer: SessionStep = (ctx, _event, emit) => {
 export const renderRebuild: SessionStep = (ctx, _event, emit) => {
   const rebuild = current(ctx);
   if (ctx.watermark === null) throw new Error('renderRebuild taken without a watermark');
-  emit({ kind: 'rebuild.render', requestId: rebuild.requestId, watermark: ctx.watermark });
+  emit({ kind: 'rebuild.render', requestId: rebuild.requestId, watermark: ctx.watermark, ...(rebuild.selfContained === true ? { selfContained: true } : {}) });
   return { ...ctx, rebuild: { ...rebuild, phase: 'rendering', timerId: null } };
 };
 

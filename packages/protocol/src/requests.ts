@@ -172,11 +172,14 @@ export type RuntimeStatusRequest = EmptyRequest;
  * `session.<sid>.rebuild`: `wait_ms` bounds how long the daemon may wait for a writer before it rebuilds.
  * `provider_refused` (additive): the provider refused the agent's request as longer than the model's window, and counted
  * it as `tokens` when its error said so; the session's calibration learns from it before the rebuild is fitted.
+ * `self_contained` (additive): the rebuilt context is read on another machine than the daemon's memory files (an agent
+ * behind a gateway it does not share a machine with), so it names no path of them; absent or false: it does.
  */
 export const RebuildRequestSchema = z.strictObject({
   reason: RebuildReasonSchema,
   wait_ms: CountSchema.optional(),
   provider_refused: z.strictObject({ tokens: z.number().int().positive().optional() }).optional(),
+  self_contained: z.boolean().optional(),
 });
 export type RebuildRequest = z.infer<typeof RebuildRequestSchema>;
 

@@ -56,6 +56,11 @@ export interface RebuildContextInput {
   readonly sessionDir: string;
   /** Absolute path of checkpoint.md, for the checkpoint index block. */
   readonly checkpointPath: string;
+  /**
+   * The context is read where the memory files cannot be (an agent on another machine than the daemon): it names no
+   * path of them, does not tell its reader to search them, and lists no memory keys. Default false.
+   */
+  readonly selfContained?: boolean | undefined;
   /** Token caps (see `resolveRebuildCaps`). */
   readonly caps: RebuildCaps;
   /** Token counter; default the process-wide cached o200k_base counter. */
@@ -175,8 +180,9 @@ export function renderRebuildContext(input: RebuildContextInput): RenderedRebuil
   const plain = (heading: string, body: string | null, cap: number): string | null =>
     body === null ? null : fitSection(heading, cap, (budget) => readBudgeted(body, budget, counter), counter);
 
-  add('checkpoint_index', renderCheckpointIndex(input.sessionDir, input.checkpointPath, !isBlank(input.checkpoint)));
-  add('header', renderPrompt('rebuild-header', {}).trimEnd());
+  const selfContained = input.selfContained === true;
+  add('checkpoint_index', renderCheckpointIndex(input.sessionDir, input.checkpointPath, !isBlank(input.checkpoint), selfContained));
+  add('header', renderPrompt(selfContained ? 'rebuild-header-inline' : 'rebuild-header', {}).trimEnd());
   add('tasks_ledger', plain(headings.tasks_ledger, renderTasksLedger(input.tasks), caps.tasks_ledger));
   add('checkpoint', sectionAware(headings.checkpoint, input.checkpoint, caps.checkpoint));
   add(
@@ -203,7 +209,8 @@ export function renderRebuildContext(input: RebuildContextInput): RenderedRebuil
   add('project_memory', sectionAware(headings.project_memory, input.projectMemory, caps.memory));
   add('global_memory', sectionAware(headings.global_memory, input.globalMemory, caps.global));
   add('notes', plain(headings.notes, file(input.notes), caps.notes));
-  const keys = memoryKeysToList(input.memoryKeys).map((key) => `- ${key}`);
+  // Memory keys name files: a reader that cannot open them gets no list of them.
+  const keys = selfContained ? [] : memoryKeysToList(input.memoryKeys).map((key) => `- ${key}`);
   add('memory_keys', plain(headings.memory_keys, keys.length > 0 ? keys.join('\n') : null, caps.memory_titles));
   add('seam', renderPrompt('rebuild-seam', {}).trimEnd());
   add('tail', renderTailReminder(input.lastMessage));

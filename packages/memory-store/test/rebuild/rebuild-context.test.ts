@@ -247,4 +247,19 @@ describe('renderRebuildContext: tail reminder and index', () => {
     const without = renderRebuildContext(baseInput({ tasks: [{ id: 'T1', status: 'open', summary: 's' }] }));
     expect(without?.sections[0]?.text).toBe('No checkpoints yet for this session.');
   });
+
+  it('self-contained: names no path of the memory files, asks for no read of them and lists no memory keys', () => {
+    const input = fullSizeInput({ memoryKeys: ['sessions/s1/tasks/T1.md', 'projects/p/MEMORY.md'] });
+    const local = renderRebuildContext(input);
+    const remote = renderRebuildContext({ ...input, selfContained: true });
+    expect(local?.text).toContain('/data/memory/sessions/s1');
+    expect(local?.sections.map((s) => s.name)).toContain('memory_keys');
+    expect(remote?.text).not.toContain('/data/memory');
+    expect(remote?.text).not.toMatch(/read\(|search them/);
+    expect(remote?.sections.map((s) => s.name)).not.toContain('memory_keys');
+    expect(remote?.sections[0]?.text).toBe(prompt('rebuild-index-inline'));
+    expect(remote?.sections[1]?.text).toBe(prompt('rebuild-header-inline'));
+    // The checkpoint itself is there as it is in the local context.
+    expect(remote?.sections.find((s) => s.name === 'checkpoint')?.text).toBe(local?.sections.find((s) => s.name === 'checkpoint')?.text);
+  });
 });

@@ -454,7 +454,7 @@ export class BatonDaemon {
     verb('tasks', TasksRequestSchema, TasksReplySchema, (b, id) => this.#sessions.tasks(id, b.tasks));
     verb('checkpoint', CheckpointRequestSchema, CheckpointReplySchema, (_b, id) => this.#sessions.checkpoint(id));
     verb('rebuild', RebuildRequestSchema, RebuildReplySchema, (b, id) =>
-      this.#sessions.rebuild(id, b.reason, b.wait_ms, b.provider_refused === undefined ? undefined : { tokens: b.provider_refused.tokens ?? null }),
+      this.#sessions.rebuild(id, b.reason, b.wait_ms, b.provider_refused === undefined ? undefined : { tokens: b.provider_refused.tokens ?? null }, b.self_contained === true),
     );
     verb('status', StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(id));
     verb('close', CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(id));

@@ -437,7 +437,13 @@ export class SessionService {
    * Rebuild (SPEC §2.6): the answer may come much later (after a writer, a render or a compaction), so the mailbox is
    * released while it is prepared. One rebuild at a time per session.
    */
-  async rebuild(sessionId: string, reason: RebuildReason, waitMs: number | undefined, providerRefused?: { tokens: number | null }): Promise<Body<RebuildReply>> {
+  async rebuild(
+    sessionId: string,
+    reason: RebuildReason,
+    waitMs: number | undefined,
+    providerRefused?: { tokens: number | null },
+    selfContained = false,
+  ): Promise<Body<RebuildReply>> {
     const waits = this.#o.waits;
     const wait = waitMs ?? (reason === 'manual' ? waits.rebuildManualMs : waits.rebuildOverflowMs);
     const requested = (session: LoadedSession, checkpointExists: boolean) => {
@@ -447,7 +453,7 @@ export class SessionService {
       const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
       const input: SessionInputRecord = {
         type: 'rebuild.requested',
-        payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists, ...(providerRefused !== undefined ? { providerRefused } : {}) },
+        payload: { requestId, reason, waitMs: wait, inFlightWaitMs: waits.rebuildInFlightMs, checkpointExists, ...(providerRefused !== undefined ? { providerRefused } : {}), ...(selfContained ? { selfContained } : {}) },
       };
       return { requestId, replied, input };
     };

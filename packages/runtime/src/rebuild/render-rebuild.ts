@@ -44,7 +44,7 @@ export function boundaryMessage(api: ProviderApi, id: string, text: string): Mes
  */
 export async function renderRebuild(
   session: HostedSession,
-  effect: { requestId: string; watermark: string },
+  effect: { requestId: string; watermark: string; selfContained?: boolean },
   options: { memoryRoot: string; caps?: RebuildCaps; fit?: FitOptions; source: MessageSource },
 ): Promise<RebuildRendered> {
   const { sessionId, projectId } = session.setup.input;
@@ -89,6 +89,7 @@ export async function renderRebuild(
         lastMessage: last === undefined ? null : { role: viewOf(last).role, finishReason: last.finish_reason ?? null },
         sessionDir: paths.sessionDir,
         checkpointPath: paths.checkpoint,
+        selfContained: effect.selfContained === true,
         caps,
       });
     const fitted = fitRebuild({
