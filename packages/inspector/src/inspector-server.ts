@@ -5,6 +5,7 @@ import { answerApi } from './inspector-api.ts';
 import { InspectorData } from './inspector-data.ts';
 import { InspectorError } from './inspector-error.ts';
 import { staticAssets } from './static-assets.ts';
+import { loopbackHosts, loopbackRefusal } from '@baton/protocol';
 
 export interface InspectorOptions {
   /** The data directory; its event log is opened read-only unless `data` is given. */
@@ -35,22 +36,12 @@ function sendJson(res: ServerResponse, status: number, value: unknown, head: boo
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), head);
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-/**
- * The `Host` values a loopback-bound inspector answers: its own address and port under a loopback name. Anything else
- * is a page elsewhere reaching it through a name that resolves to this machine (DNS rebinding), so it is refused.
- * Null (no check) when it listens beyond loopback, where the operator chose who may reach it.
- */
-function allowedHosts(host: string, port: number): ReadonlySet<string> | null {
-  if (!LOOPBACK_HOSTS.has(host)) return null;
-  return new Set(['127.0.0.1', 'localhost', '[::1]'].map((name) => `${name}:${port}`));
-}
-
 async function handle(data: InspectorData, assets: ReturnType<typeof staticAssets>, hosts: ReadonlySet<string> | null, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const head = req.method === 'HEAD';
-  if (hosts !== null && !hosts.has((req.headers.host ?? '').toLowerCase())) {
-    sendJson(res, 403, { error: `this inspector answers only on loopback (${[...hosts].join(', ')}), not as ${req.headers.host ?? 'no host'}` }, head);
+  // A page elsewhere reaching this loopback-bound inspector (DNS rebinding, another site's page) is refused.
+  const refusal = loopbackRefusal(hosts, req.headers);
+  if (refusal !== null) {
+    sendJson(res, 403, { error: refusal }, head);
     return;
   }
   if (req.method !== 'GET' && !head) {
@@ -106,7 +97,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
-  hosts = allowedHosts(host, port);
+  hosts = loopbackHosts(host, port);
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}/`,

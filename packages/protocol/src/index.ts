@@ -181,3 +181,4 @@ export { viewOf, type MessageView, type ToolCallView, type ToolResultView } from
 export { userTextItem, userTextMessage, withToolOutputs, keepingToolCalls, keepingToolResults, providerMessages } from './api/native-messages.ts';
 export { usageFromProvider } from './api/provider-usage.ts';
 export { partsText } from './api/native-parts.ts';
+export { loopbackHosts, loopbackRefusal } from './loopback-hosts.ts';
