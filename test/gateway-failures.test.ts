@@ -128,7 +128,9 @@ describe('gateway: upstream failures', () => {
       rig.model.script({ stall: true });
       const res = await post(base, body([SYSTEM, U1], true));
       const text = Buffer.concat(await readChunks(res)).toString('utf8');
-      expect(res.status).toBe(502);
+      // A gateway timeout, said as one (504), not as an unreachable upstream.
+      expect(res.status).toBe(504);
+      expect((JSON.parse(text) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'upstream_timeout', message: expect.stringContaining('--upstream-timeout') as unknown });
       expect(text).not.toContain(KEY);
       expect(recordedMessages(rig.log, 'fail-timeout')).toEqual([]);
       rig.model.script({ reply: { content: 'ok' } });

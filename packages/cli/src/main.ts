@@ -24,10 +24,27 @@ const DEFAULT_POOL_SIZE = 2;
 const DEFAULT_RUNTIME_TIMEOUT_MS = 10_000;
 const DEFAULT_GATEWAY_PORT = 8787;
 
+/** The gateway flags `baton up` and `baton gateway` share, as commander parsed them. */
+interface GatewayTuningFlags {
+  readonly upstreamTimeout?: number;
+  readonly rebuiltContext: 'auto' | 'local' | 'remote';
+}
+
+function gatewayTuningOf(o: GatewayTuningFlags): { upstreamTimeoutMs?: number; rebuiltContext: 'auto' | 'local' | 'remote' } {
+  return { ...(o.upstreamTimeout !== undefined ? { upstreamTimeoutMs: o.upstreamTimeout } : {}), rebuiltContext: o.rebuiltContext };
+}
+
 /** A `--passthrough` prefix: a plain path (`/v1/files`), no query, no `//`, no dot segments, nothing encoded. */
 function passthroughPrefix(value: string): string {
   if (!/^(\/[A-Za-z0-9_.~-]+)+\/?$/.test(value) || value.split('/').some((s) => s === '.' || s === '..')) throw new InvalidArgumentError('expected a path like /v1/files.');
   return value;
+}
+
+/** A duration in seconds (a positive number, fractions allowed), as milliseconds. */
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || !(n > 0)) throw new InvalidArgumentError('expected a number of seconds, e.g. 600 or 0.5.');
+  return Math.ceil(n * 1000);
 }
 
 function positiveInt(value: string): number {
@@ -207,6 +224,12 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
         new Option('--passthrough <path-prefix>', 'also forward this path and what is below it (e.g. /v1/files; repeatable); other paths than the provider APIs get 404')
           .argParser((v: string, previous: string[] | undefined) => [...(previous ?? []), passthroughPrefix(v)]),
       )
+      .addOption(new Option('--upstream-timeout <seconds>', "how long the upstream may take to start its reply, and between parts of it; then the agent gets 504 (default 600: a model may think for long)").argParser(seconds))
+      .addOption(
+        new Option('--rebuilt-context <where>', "what rebuilt contexts may refer to: local (the daemon's memory files by path), remote (nothing outside the request), auto (local for agents on loopback, remote for others)")
+          .choices(['auto', 'local', 'remote'])
+          .default('auto'),
+      )
       .addOption(new Option('--log-level <level>', 'pino log level (logs go to stderr)').choices(LOG_LEVELS).default('info'))
       .addOption(metricsOption());
 
@@ -218,7 +241,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
       .addOption(new Option('--data-dir <dir>', 'where the gateway keeps its session-ownership secret (gateway-owner.secret; share it with every gateway of the same daemon)').default(fromEnv('BATON_DATA_DIR', DEFAULT_DATA_DIR), `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`))
       .addOption(natsOption())
       .addOption(new Option('--prefix <prefix>', 'subject prefix (default: baton)').argParser(subjectPrefix))),
-  ).action(async (o: { upstream: string; dataDir: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress } & NatsSecurityFlags) => {
+  ).action(async (o: { upstream: string; dataDir: string; nats: string; prefix?: string; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress } & GatewayTuningFlags & NatsSecurityFlags) => {
     setExit(
       await (await gatewayCommand()).runGateway(
         {
@@ -233,6 +256,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
           ...(o.passthrough !== undefined ? { passthrough: o.passthrough } : {}),
+          ...gatewayTuningOf(o),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
         },
         io,
@@ -255,7 +279,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           .choices(['daemon', 'agent'])
           .default('daemon'),
       )),
-  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource } & NatsSecurityFlags) => {
+  ).action(async (o: { dataDir: string; upstream?: string; nats?: string; poolSize: number; host: string; port: number; project: string; contextWindow?: number; passthrough?: string[]; logLevel: LogLevel; metrics?: MetricsAddress; inspect?: MetricsAddress; writerKey: WriterKeySource } & GatewayTuningFlags & NatsSecurityFlags) => {
     setExit(
       await (await upCommand()).runUp(
         {
@@ -270,6 +294,7 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
           ...(o.nats !== undefined ? { nats: o.nats } : {}),
           ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}),
           ...(o.passthrough !== undefined ? { passthrough: o.passthrough } : {}),
+          ...gatewayTuningOf(o),
           ...(o.metrics !== undefined ? { metrics: o.metrics } : {}),
           ...(o.inspect !== undefined ? { inspect: o.inspect } : {}),
           writerKey: o.writerKey,

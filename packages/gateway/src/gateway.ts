@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BatonRequestError, Mailbox, type BatonClient } from '@baton/client';
+import { loopbackHosts, loopbackRefusal } from '@baton/protocol';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentRequest } from './agent-request.ts';
 import { anthropicApi } from './anthropic-api.ts';
@@ -21,6 +22,9 @@ import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import type { UpstreamCall } from './upstream-call.ts';
 import { agentKeyOf } from './agent-key.ts';
 import { credentialOf, ownerDigest } from './owner-secret.ts';
+import { declaresJson, readBody, sendError } from './request-body.ts';
+import { isSelfContained, type RebuiltContextMode } from './rebuilt-context-mode.ts';
+import { SessionOwners } from './session-owners.ts';
 
 export type GatewayLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
@@ -43,8 +47,27 @@ export interface GatewayOptions {
   readonly contextWindow?: number;
   /** Context windows by exact model id, before the table. */
   readonly contextWindows?: Readonly<Record<string, number>>;
-  /** Upstream headers/body timeout (default 10 min: a model may think for a long time). */
+  /**
+   * How long the upstream may take to send its reply's headers, and then to send each part of its body (default
+   * 10 min: a model may think for a long time); an agent whose upstream sent nothing in time gets 504.
+   */
   readonly upstreamTimeoutMs?: number;
+  /**
+   * Whether the rebuilt contexts agents get name the daemon's memory files (`local`), name nothing the agent cannot
+   * reach (`remote`: what it needs is in the request), or `auto` (default): `local` for an agent that connects over
+   * loopback, `remote` for any other. `auto` takes the daemon to be on the gateway's machine (`baton up`); a gateway
+   * whose daemon is elsewhere wants `remote`.
+   */
+  readonly rebuiltContext?: RebuiltContextMode;
+  /**
+   * Session keys the gateway follows at once (default 2 000): past it, the least recently used one is forgotten (its
+   * next request re-reads its owner from the daemon and re-sends its history, which the daemon deduplicates).
+   */
+  readonly maxSessions?: number;
+  /** A session key unused this long is forgotten the same way (default 6 h). */
+  readonly sessionIdleMs?: number;
+  /** The clock the gateway's bounds and re-checks are timed by (ms; default `performance.now`). */
+  readonly now?: () => number;
   readonly logger?: GatewayLogger;
   /** Counts requests and times the upstream (`GatewayMetrics`). */
   readonly metrics?: GatewayMetrics;
@@ -77,46 +100,20 @@ export interface GatewayOptions {
   readonly recordingStalled?: (sessionId: string, stalled: boolean) => void;
 }
 
-/** Session keys whose owner the gateway remembers (the daemon's log has them all; past this the oldest is asked again). */
-const MAX_KNOWN_OWNERS = 10_000;
+/** Session keys the gateway follows at once, by default. */
+const MAX_SESSIONS = 2_000;
+
+/** How long an unused session key is remembered, by default. */
+const SESSION_IDLE_MS = 6 * 3600_000;
+
+/** How long the upstream may take, by default. */
+const UPSTREAM_TIMEOUT_MS = 600_000;
 
 /** How long a binding the gateway learnt refuses other credentials before the daemon is asked again (default). */
 const OWNER_RECHECK_MS = 30_000;
 
 /** The provider APIs the gateway records: OpenAI chat completions, the Responses API, Anthropic Messages. */
 const APIS: readonly AgentApi[] = [chatApi, responsesApi, anthropicApi];
-
-/** Largest request body the gateway reads (the provider's own limit is usually lower). */
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error(`request body above ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    // A body that came in one read is used as it is (no copy).
-    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
-    req.on('error', reject);
-  });
-}
-
-/** An OpenAI-shaped error the gateway itself answers (never with a credential in it). */
-function sendError(res: ServerResponse, status: number, message: string, code: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } }));
-}
 
 /**
  * Baton's gateway: an HTTP server that agents use as their model base URL. Requests are forwarded to the upstream
@@ -132,16 +129,14 @@ export class BatonGateway {
   readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
-  /**
-   * Who may use each session key, as the daemon's log says (null: nobody yet): the owner digest of the credential of
-   * its first call the upstream accepted (never the credential). Learnt from the daemon on a key's first request.
-   */
-  readonly #owners = new Map<string, string | null>();
-  /** When the daemon was last asked about each key in `#owners` (`performance.now()`). */
-  readonly #ownersAsked = new Map<string, number>();
-  readonly #ownerRecheckMs: number;
+  /** Who may use each session key, as the daemon's log says. */
+  readonly #owners: SessionOwners;
   readonly #ownerSecret: Uint8Array;
   readonly #passthrough: readonly string[];
+  readonly #rebuiltContext: RebuiltContextMode;
+  readonly #upstreamTimeoutMs: number;
+  /** The `Host` values a loopback-bound gateway answers (null: bound beyond loopback, no check); set once bound. */
+  #hosts: ReadonlySet<string> | null = null;
   readonly #log: GatewayLogger;
   readonly #client: BatonClient;
   readonly #metrics: GatewayMetrics | null;
@@ -157,10 +152,15 @@ export class BatonGateway {
     this.#writerKeys = options.writerKeys ?? null;
     this.#ownerSecret = options.ownerSecret ?? randomBytes(32);
     this.#passthrough = (options.passthrough ?? []).map(checkPassthroughPrefix);
-    this.#ownerRecheckMs = options.ownerRecheckMs ?? OWNER_RECHECK_MS;
-    this.#upstream = new Upstream(options.upstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 });
-    this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: options.upstreamTimeoutMs ?? 600_000 }) : null;
+    this.#rebuiltContext = options.rebuiltContext ?? 'auto';
+    const now = options.now ?? (() => performance.now());
+    const bounds = { max: options.maxSessions ?? MAX_SESSIONS, idleMs: options.sessionIdleMs ?? SESSION_IDLE_MS, now };
+    this.#owners = new SessionOwners({ client: options.client, recheckMs: options.ownerRecheckMs ?? OWNER_RECHECK_MS, ...bounds, log: this.#log });
+    this.#upstreamTimeoutMs = options.upstreamTimeoutMs ?? UPSTREAM_TIMEOUT_MS;
+    this.#upstream = new Upstream(options.upstream, { timeoutMs: this.#upstreamTimeoutMs });
+    this.#anthropicUpstream = options.anthropicUpstream !== undefined ? new Upstream(options.anthropicUpstream, { timeoutMs: this.#upstreamTimeoutMs }) : null;
     this.#recorder = new SessionRecorder({
+      ...bounds,
       client: options.client,
       projectId: options.projectId ?? 'default',
       contextWindow: (model) => contextWindowOf(model, options.contextWindows ?? {}, options.contextWindow ?? 128_000),
@@ -187,6 +187,7 @@ export class BatonGateway {
       gateway.#server.once('error', reject);
       gateway.#server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
     });
+    gateway.#hosts = loopbackHosts(options.host ?? '127.0.0.1', gateway.port);
     return gateway;
   }
 
@@ -198,6 +199,11 @@ export class BatonGateway {
 
   get port(): number {
     return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** How many session keys the gateway follows now: whose owner it knows, and whose conversation it records. */
+  get sessionsKnown(): { readonly owners: number; readonly recorded: number } {
+    return { owners: this.#owners.size, recorded: this.#recorder.size };
   }
 
   /**
@@ -230,6 +236,13 @@ export class BatonGateway {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const track = this.#track(res);
+    // A loopback-bound gateway answers no web page: not one reaching it under another name, nor another site's.
+    const hostRefusal = loopbackRefusal(this.#hosts, req.headers);
+    if (hostRefusal !== null) {
+      track.route = 'refused';
+      sendError(res, 403, `Baton: ${hostRefusal}`, 'forbidden_host');
+      return;
+    }
     // Nothing is read or forwarded for a target that is not a provider API path of the upstream.
     const target = readRequestTarget(req.url ?? '/', this.#passthrough);
     if ('refusal' in target) {
@@ -239,8 +252,15 @@ export class BatonGateway {
     }
     const { route } = target;
     const method = req.method ?? 'GET';
-    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
     const api = method === 'POST' ? APIS.find((a) => a.matches(route.endpoint)) : undefined;
+    // The APIs the gateway records take JSON only: anything else (a form a web page may post without asking) is
+    // refused before it is read.
+    if (api !== undefined && !declaresJson(req)) {
+      track.route = 'refused';
+      sendError(res, 415, `Baton: ${route.endpoint} takes a JSON body (content-type: application/json)`, 'unsupported_media_type');
+      return;
+    }
+    const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
     const agent = body !== null && api !== undefined ? api.parse(body) : null;
     if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
@@ -252,14 +272,17 @@ export class BatonGateway {
     const projectId = projectOf(req.headers);
     // A session bound to another credential is refused whatever the request is (a side call, a compaction, a call
     // under a slice's own name), before anything of it is read or forwarded.
-    if (!(await this.#mayUse(key, owner))) {
+    if (!(await this.#owners.mayUse(key, owner))) {
       track.route = 'forbidden';
       sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
       return;
     }
-    if (api.isCompaction(agent, req.headers) && this.#owners.get(key) === owner) {
+    const selfContained = isSelfContained(this.#rebuiltContext, req.socket.remoteAddress);
+    if (api.isCompaction(agent, req.headers) && this.#owners.ownerOf(key) === owner) {
       // The agent is about to replace its history with a summary: the checkpoint is that summary, with no model call.
-      const answered = await this.#mailbox.run(key, () => answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log }));
+      const answered = await this.#mailbox.run(key, () =>
+        answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log, selfContained }),
+      );
       if (answered) {
         track.route = 'compaction';
         return;
@@ -273,19 +296,19 @@ export class BatonGateway {
     // One call at a time per session, in arrival order: its recording depends on the previous call's reply.
     await this.#mailbox.run(key, async () => {
       // Checked again in turn: the call before this one may have bound the session to its credential meanwhile.
-      if (!(await this.#mayUse(key, owner))) {
+      if (!(await this.#owners.mayUse(key, owner))) {
         track.route = 'forbidden';
         sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
         return;
       }
       let prepared: Prepared;
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner, selfContained });
       } catch (err) {
         if (err instanceof BatonRequestError && err.code === 'forbidden') {
           // The daemon's log binds the session to another credential (another gateway bound it, or an operator did):
           // the next request asks the daemon whose it is.
-          this.#owners.delete(key);
+          this.#owners.forget(key);
           track.route = 'forbidden';
           sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
           return;
@@ -304,7 +327,7 @@ export class BatonGateway {
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers, owner });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers, owner, selfContained });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);
@@ -317,46 +340,6 @@ export class BatonGateway {
       track.rewritten = prepared.rewritten;
       await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: false });
     });
-  }
-
-  /**
-   * Whether a credential (its digest) may use a session key: the one the session is bound to, or any before it is.
-   * The gateway asks the daemon once per key (its log holds the binding, so it survives a restart of either); a
-   * session that recorded nothing yet is bound to nobody (its first call failed upstream). A daemon that cannot
-   * answer leaves the question to `open`, which checks the same binding before anything is recorded or rebuilt.
-   */
-  async #mayUse(key: string, owner: string): Promise<boolean> {
-    // A refusal on what the gateway learnt a while ago is checked with the daemon first: an operator may have rebound
-    // the session (`baton rebind`) while this gateway kept running.
-    const known = this.#owners.get(key);
-    if (known !== undefined && known !== null && known !== owner && performance.now() - (this.#ownersAsked.get(key) ?? 0) >= this.#ownerRecheckMs) this.#owners.delete(key);
-    if (!this.#owners.has(key)) {
-      let bound: string | null = null;
-      try {
-        const status = await this.#client.status(key);
-        bound = status.owner ?? null;
-      } catch (err) {
-        if (!(err instanceof BatonRequestError && err.code === 'not_found')) {
-          this.#log('debug', 'could not ask the daemon who owns a session', { session: key, error: err instanceof Error ? err.message : String(err) });
-          return true;
-        }
-      }
-      this.#ownersAsked.set(key, performance.now());
-      if (!this.#owners.has(key)) this.#remember(key, bound);
-    }
-    const bound = this.#owners.get(key);
-    return bound === null || bound === undefined || bound === owner;
-  }
-
-  /** Remembers a session key's owner, forgetting the oldest past `MAX_KNOWN_OWNERS` (it is asked again if needed). */
-  #remember(key: string, owner: string | null): void {
-    this.#owners.delete(key);
-    this.#owners.set(key, owner);
-    if (this.#owners.size > MAX_KNOWN_OWNERS) {
-      const oldest = this.#owners.keys().next().value as string;
-      this.#owners.delete(oldest);
-      this.#ownersAsked.delete(oldest);
-    }
   }
 
   /**
@@ -401,6 +384,10 @@ export class BatonGateway {
       headersSeconds = (performance.now() - sentAt) / 1000;
     } catch (err) {
       if (upstream.aborted) return null;
+      if ((err as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+        sendError(res, 504, `Baton: the upstream sent no reply within ${this.#upstreamTimeoutMs / 1000} s (--upstream-timeout)`, 'upstream_timeout');
+        return null;
+      }
       sendError(res, 502, `the upstream could not be reached: ${err instanceof Error ? err.message : String(err)}`, 'upstream_unreachable');
       return null;
     }
@@ -419,7 +406,7 @@ export class BatonGateway {
     if (isEventStream(upstream.headers['content-type'])) res.flushHeaders();
     // A session belongs to the first credential the upstream accepted: a call refused upstream (a mistyped key, 401)
     // claims nothing, so its owner can still use the session with the right key.
-    if (ok && recorded !== null && (this.#owners.get(recorded.key) ?? null) === null) this.#remember(recorded.key, recorded.owner);
+    if (ok && recorded !== null) this.#owners.claimed(recorded.key, recorded.owner);
     if (ok && recorded !== null && this.#writerKeys !== null) {
       const key = agentKeyOf(req.headers);
       if (key !== null) this.#writerKeys(recorded.prepared.session.daemonSessionId, key);

@@ -13,6 +13,8 @@ export interface CompactionCall {
   readonly req: AgentRequest;
   readonly res: ServerResponse;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+  /** The agent cannot reach the daemon's memory files: the summary names none of them. */
+  readonly selfContained: boolean;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function answerCompaction(call: CompactionCall): Promise<boolean> {
   if (session === undefined) return false;
   try {
     await recorder.recordBeforeCompaction(session, api, req);
-    const rebuilt = await client.rebuild(session.daemonSessionId, { reason: 'compaction' });
+    const rebuilt = await client.rebuild(session.daemonSessionId, { reason: 'compaction', ...(call.selfContained ? { self_contained: true } : {}) });
     const boundary = rebuilt.context[0];
     if (rebuilt.outcome === 'insert-failed' || boundary === undefined) return false;
     const text = viewOf(boundary).text;

@@ -6,6 +6,7 @@ import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
 import { withContextBreakpoint } from './context-breakpoint.ts';
 import { continues, messageDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
+import { BoundedMap } from './bounded-map.ts';
 
 /** The agent's history prefix a rebuild replaced, and what the upstream gets instead. */
 interface Substitution {
@@ -82,6 +83,13 @@ export interface RecorderOptions {
   readonly projectId: string;
   readonly contextWindow: (model: string) => number;
   readonly log: (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+  /**
+   * Session keys followed at once, and how long an unused one is kept: a forgotten key's next request opens its
+   * daemon session again and re-sends its history (deduplicated there). A key with a stalled slice is kept.
+   */
+  readonly max: number;
+  readonly idleMs: number;
+  readonly now: () => number;
   /** Recording a slice's messages failed (`stalls`: it was recording until now), or a stalled slice recorded again. */
   readonly onRecording?: (event: { readonly daemonSessionId: string; readonly failed: boolean; readonly stalls: boolean }) => void;
 }
@@ -126,20 +134,29 @@ function estimatedTokens(item: unknown): number {
 export class SessionRecorder {
   readonly #o: RecorderOptions;
   /** The slices of each session key, oldest first. */
-  readonly #slices = new Map<string, GatewaySession[]>();
+  readonly #slices: BoundedMap<string, GatewaySession[]>;
+  /** Appends under way (of forgotten keys too), for `flush`. */
+  readonly #appends = new Set<Promise<void>>();
 
   constructor(options: RecorderOptions) {
     this.#o = options;
+    // A stalled slice is kept: forgetting it would forget that the daemon still shows it stalled.
+    this.#slices = new BoundedMap({ max: options.max, idleMs: options.idleMs, now: options.now, pinned: (slices) => slices.some((s) => s.stalled) });
+  }
+
+  /** Session keys followed now. */
+  get size(): number {
+    return this.#slices.size;
   }
 
   /** The newest slice of a session key. */
   session(key: string): GatewaySession | undefined {
-    return this.#slices.get(key)?.at(-1);
+    return this.#slices.peek(key)?.at(-1);
   }
 
   /** The slice `req`'s history continues (the one that recorded most when several do), if any. */
   sliceFor(key: string, api: AgentApi, req: AgentRequest): GatewaySession | undefined {
-    return (this.#slices.get(key) ?? []).reduce<GatewaySession | undefined>(
+    return (this.#slices.peek(key) ?? []).reduce<GatewaySession | undefined>(
       (best, s) => (s.api === api.api && continues(s.recorded, req.history, api.canonical) && (best === undefined || s.recorded.length >= best.recorded.length) ? s : best),
       undefined,
     );
@@ -185,7 +202,7 @@ export class SessionRecorder {
    * one stand for the rebuilt context the summary came from, the ones after it are new.
    */
   #adoptCompaction(key: string, api: AgentApi, req: AgentRequest): GatewaySession | undefined {
-    for (const session of [...(this.#slices.get(key) ?? [])].reverse()) {
+    for (const session of [...(this.#slices.peek(key) ?? [])].reverse()) {
       const compaction = session.compaction;
       if (compaction === null || session.api !== api.api) continue;
       const probe = compaction.summary.slice(0, 400);
@@ -204,7 +221,7 @@ export class SessionRecorder {
 
   /** Waits for every append under way (before the gateway stops). */
   async flush(): Promise<void> {
-    for (const slices of this.#slices.values()) for (const s of slices) await s.appending;
+    while (this.#appends.size > 0) await Promise.allSettled([...this.#appends]);
   }
 
   async #open(key: string, sessionId: string, api: AgentApi, req: AgentRequest, headers: IncomingHttpHeaders, projectId: string | null, owner: string | null): Promise<{ usableWindow: number }> {
@@ -234,7 +251,7 @@ export class SessionRecorder {
     api: AgentApi,
     req: AgentRequest,
     bytes: Uint8Array,
-    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders; owner?: string } = {},
+    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders; owner?: string; selfContained?: boolean } = {},
   ): Promise<Prepared> {
     const owner = options.owner ?? null;
     const slices = this.#slices.get(key) ?? [];
@@ -299,7 +316,7 @@ export class SessionRecorder {
     // A usable window of 0 (the model's window is smaller than the daemon's reserves) means no overflow handling, as
     // in the daemon: every request would otherwise count as an overflow and ask for a rebuild.
     if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
-      return await this.#overflow(session, api, req, bytes, toAppend, options.refused);
+      return await this.#overflow(session, api, req, bytes, toAppend, options.refused, options.selfContained === true);
     }
     return { session, body: this.#rewrite(session, api, req, bytes), toAppend, from: session.recorded.length, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
   }
@@ -319,6 +336,7 @@ export class SessionRecorder {
     bytes: Uint8Array,
     toAppend: readonly Recorded[],
     refused: { tokens: number | null } | undefined,
+    selfContained: boolean,
   ): Promise<Prepared> {
     const { history } = req;
     const cut = history.length;
@@ -328,7 +346,9 @@ export class SessionRecorder {
     // commit. Should the rebuild have gone first (a daemon of a cluster may take requests out of order while it renews
     // its lease), its context lacks the newest item the append brought, and it is asked for again.
     const providerRefused = refused === undefined ? {} : { provider_refused: refused.tokens === null ? {} : { tokens: refused.tokens } };
-    const rebuild = (): Promise<RebuildReply> => this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow', ...providerRefused });
+    // An agent that cannot reach the daemon's memory files gets a context that names none of them.
+    const rebuild = (): Promise<RebuildReply> =>
+      this.#o.client.rebuild(session.daemonSessionId, { reason: 'overflow', ...providerRefused, ...(selfContained ? { self_contained: true } : {}) });
     const lastChunk = before.length === 0 ? 0 : Math.floor((before.length - 1) / MAX_APPEND_MESSAGES) * MAX_APPEND_MESSAGES;
     await this.#append(session, before.slice(0, lastChunk));
     const appending = this.#append(session, before.slice(lastChunk));
@@ -441,6 +461,9 @@ export class SessionRecorder {
         session.rollbacks++;
         if (session.recorded.length > from) session.recorded.length = from;
       });
+    const appending = session.appending;
+    this.#appends.add(appending);
+    void appending.then(() => this.#appends.delete(appending));
   }
 }
 

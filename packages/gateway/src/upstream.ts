@@ -2,8 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { UpstreamCall } from './upstream-call.ts';
 
-/** Headers that belong to one connection, not to the request: never forwarded in either direction. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length']);
+/**
+ * Headers that belong to one connection, not to the request: never forwarded in either direction. `expect:
+ * 100-continue` (curl sends it with a large body) was answered by the gateway's own server already, and undici refuses
+ * a request that carries it.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
 
 /** The agent's request headers as the upstream gets them (its own auth header included). */
 export function upstreamHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {

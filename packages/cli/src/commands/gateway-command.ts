@@ -19,6 +19,10 @@ export interface GatewayCommandOptions extends NatsConnectionFlags {
   readonly contextWindow?: number;
   /** Path prefixes forwarded besides the provider API paths. */
   readonly passthrough?: readonly string[];
+  /** How long the upstream may take to start its reply and between parts of it (default 10 min). */
+  readonly upstreamTimeoutMs?: number;
+  /** What rebuilt contexts may refer to (default `auto`). */
+  readonly rebuiltContext?: 'auto' | 'local' | 'remote';
   readonly logLevel: LogLevel;
   /** Serve the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
@@ -80,6 +84,8 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
+      ...(options.upstreamTimeoutMs !== undefined ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
+      ...(options.rebuiltContext !== undefined ? { rebuiltContext: options.rebuiltContext } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics } : {}),
     });

@@ -28,6 +28,10 @@ export interface UpCommandOptions extends Partial<Omit<NatsConnectionFlags, 'nat
   readonly contextWindow?: number;
   /** Path prefixes forwarded besides the provider API paths. */
   readonly passthrough?: readonly string[];
+  /** How long the upstream may take to start its reply and between parts of it (default 10 min). */
+  readonly upstreamTimeoutMs?: number;
+  /** What rebuilt contexts may refer to (default `auto`). */
+  readonly rebuiltContext?: 'auto' | 'local' | 'remote';
   readonly logLevel: LogLevel;
   /** Serve the daemon's and the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
   readonly metrics?: MetricsAddress;
@@ -154,6 +158,8 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
+      ...(options.upstreamTimeoutMs !== undefined ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
+      ...(options.rebuiltContext !== undefined ? { rebuiltContext: options.rebuiltContext } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics: metrics.gateway } : {}),
       ...(options.writerKey === 'agent' ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
