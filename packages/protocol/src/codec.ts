@@ -85,7 +85,21 @@ function encodePayload(value: unknown, encoding: Encoding): Uint8Array {
   if (encoding === 'json') {
     return textEncoder.encode(JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? Number(item) : item)));
   }
-  return packr.pack(toPlain(value) ?? null);
+  const packed = packr.pack(toPlain(value) ?? null);
+  // msgpackr packs into one buffer it keeps for the next value, grown to the largest value so far (it lets go only past
+  // 1 GiB): after a huge one (a 50 MB tool output), it gets a small one again, so that memory comes back once the
+  // packed bytes are sent.
+  if (packed.length > LARGE_PACK_BYTES) packr.useBuffer(smallPackBuffer());
+  return packed;
+}
+
+/** A value packed above this size leaves msgpackr's buffer replaced by a new one of `SMALL_PACK_BUFFER` bytes. */
+const LARGE_PACK_BYTES = 4 * 1024 * 1024;
+const SMALL_PACK_BUFFER = 64 * 1024;
+
+/** A buffer msgpackr can pack into: a Node `Buffer` where there is one (msgpackr writes strings with its methods). */
+function smallPackBuffer(): Uint8Array {
+  return typeof Buffer === 'function' ? Buffer.allocUnsafeSlow(SMALL_PACK_BUFFER) : new Uint8Array(SMALL_PACK_BUFFER);
 }
 
 function decodePayload(data: Uint8Array, encoding: Encoding): unknown {

@@ -169,3 +169,14 @@ describe('decode errors', () => {
     expect(error.message.length).toBeLessThan(300);
   });
 });
+
+describe('codec memory after a huge value', () => {
+  it('packs the next small value into a small buffer again, so the huge one can be freed', () => {
+    const huge = encodeRequest({ messages: [{ role: 'tool', content: 'x'.repeat(8 * 1024 * 1024) }] }, 'msgpack');
+    expect(huge.length).toBeGreaterThan(8 * 1024 * 1024);
+    const small = encodeRequest({ reason: 'manual' }, 'msgpack');
+    // msgpackr returns a view of the buffer it packed into: that buffer is not the one the huge value needed.
+    expect(small.buffer.byteLength).toBeLessThan(1024 * 1024);
+    expect(decodeRequest(small, {}).value).toEqual({ reason: 'manual' });
+  });
+});
