@@ -48,10 +48,12 @@ export class AgentConversation {
   /**
    * @param name distinguishes the file contents of one conversation from another's
    * @param fileBytes size of each file the model reads
+   * @param firstFileBytes size of the first one (default `fileBytes`): a conversation with one huge tool output
    */
   constructor(
     readonly name: string,
     readonly fileBytes: number,
+    readonly firstFileBytes = fileBytes,
   ) {
     this.#userMessage();
   }
@@ -108,7 +110,8 @@ export class AgentConversation {
   #file(turn: number): string {
     const lines: string[] = [];
     let size = 0;
-    for (let j = 0; size < this.fileBytes; j++) {
+    const bytes = turn === 1 ? this.firstFileBytes : this.fileBytes;
+    for (let j = 0; size < bytes; j++) {
       const line = `export const value_${this.name}_${turn}_${j} = computeReducerStep(${turn * 1000 + j}, "module-${turn}");`;
       lines.push(line);
       size += line.length + 1;

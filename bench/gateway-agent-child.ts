@@ -3,7 +3,7 @@
  * the gateway): coding conversations over `fetch`, sent through the gateway (`<origin>/s/<sid>/v1`) or straight to the
  * upstream, with the same bodies and headers. Commands from the parent, each answered by a message of the same type:
  *
- * - `latency { sessions, rounds, model, fileBytes, tools }`: round after round, each session's next call is sent
+ * - `latency { sessions, rounds, model, fileBytes, tools, firstFileBytes? }`: round after round, each session's next call is sent
  *   twice, once through the gateway and once directly (same body; which goes first alternates), streamed or not
  *   (alternating); the gateway's reply is echoed (it must equal the direct one). Answers every call's timings. A
  *   session keeps its conversation from one command to the next. Without `tools`, the gateway only relays the calls.
@@ -80,9 +80,9 @@ const ENVELOPE_TOKENS = 100;
 async function main(): Promise<void> {
   const config = childConfig<GatewayAgentConfig>();
   const conversations = new Map<string, AgentConversation>();
-  const conversation = (key: string, name: string, fileBytes: number): AgentConversation => {
+  const conversation = (key: string, name: string, fileBytes: number, firstFileBytes = fileBytes): AgentConversation => {
     let c = conversations.get(key);
-    if (c === undefined) conversations.set(key, (c = new AgentConversation(name, fileBytes)));
+    if (c === undefined) conversations.set(key, (c = new AgentConversation(name, fileBytes, firstFileBytes)));
     return c;
   };
   const headersOf = (sid: string): Record<string, string> => ({
@@ -94,11 +94,11 @@ async function main(): Promise<void> {
   const url = (path: CallPath, sid: string): string =>
     path === 'gateway' ? `${config.gatewayOrigin}/s/${sid}/v1/chat/completions` : `${config.upstreamBaseURL}/chat/completions`;
 
-  async function latency(sessions: readonly string[], rounds: number, model: string, fileBytes: number, tools: boolean): Promise<LatencySample[]> {
+  async function latency(sessions: readonly string[], rounds: number, model: string, fileBytes: number, tools: boolean, firstFileBytes: number): Promise<LatencySample[]> {
     const samples: LatencySample[] = [];
     for (let round = 0; round < rounds; round++) {
       for (const [s, sid] of sessions.entries()) {
-        const c = conversation(`latency:${sid}`, sid, fileBytes);
+        const c = conversation(`latency:${sid}`, sid, fileBytes, firstFileBytes);
         const stream = (round + s) % 2 === 1;
         const order: CallPath[] = ((round >> 1) + s) % 2 === 0 ? ['gateway', 'direct'] : ['direct', 'gateway'];
         const body = c.body(model, stream, tools);
@@ -211,7 +211,11 @@ async function main(): Promise<void> {
     };
     switch (m.type) {
       case 'latency':
-        void answer(latency(list('sessions'), n('rounds'), s('model'), n('fileBytes'), m['tools'] !== false).then((samples) => ({ samples })));
+        void answer(
+          latency(list('sessions'), n('rounds'), s('model'), n('fileBytes'), m['tools'] !== false, m['firstFileBytes'] === undefined ? n('fileBytes') : n('firstFileBytes')).then((samples) => ({
+            samples,
+          })),
+        );
         break;
       case 'sequential':
         void answer(sequential(list('sessions'), n('blocks'), n('callsPerBlock'), s('model'), n('fileBytes')).then((samples) => ({ samples })));

@@ -74,12 +74,16 @@ const SEQUENTIAL_BLOCKS = 8;
 const SEQUENTIAL_CALLS = 8;
 /** Size of each file the model reads in the latency and throughput conversations. */
 const FILE_BYTES = 3_000;
+/** The first file the model reads in the conversations with one huge message (a long log, a base64 screenshot). */
+const BIG_FILE_BYTES = 1_048_576;
 
 /** Row names the targets read. */
 export const GATEWAY_ROWS = {
   jsonOverhead: 'non-streamed: p50 overhead (total)',
   sseOverhead: 'streamed: p50 overhead (total)',
   backToBackOverhead: 'back to back on one session: p50 overhead',
+  bigHistoryOverhead: 'with a 1 MB message in the history: p50 overhead (total)',
+  recordedCpuRatio: 'gateway process CPU per call, recorded / relayed only',
   throughputRatio: 'throughput ratio gateway/direct',
   rewriteP99: REWRITE_P99_ROW,
 } as const;
@@ -124,10 +128,11 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
       const rows: BenchRow[] = [];
 
       // ---- 1. latency, gateway and direct back to back (warm-up rounds first, not counted)
-      const latency = async (sessions: readonly string[], rounds: number, tools: boolean): Promise<{ samples: LatencySample[]; cpu: Cpu }> => {
-        await ask(agent, { type: 'latency', sessions, rounds: LATENCY_WARMUP_ROUNDS, model: LARGE_MODEL, fileBytes: FILE_BYTES, tools });
+      const latency = async (sessions: readonly string[], rounds: number, tools: boolean, firstFileBytes = FILE_BYTES): Promise<{ samples: LatencySample[]; cpu: Cpu }> => {
+        const command = { type: 'latency', sessions, model: LARGE_MODEL, fileBytes: FILE_BYTES, firstFileBytes, tools };
+        await ask(agent, { ...command, rounds: LATENCY_WARMUP_ROUNDS });
         const before = cpuOf(process.pid);
-        const { samples } = await ask<{ samples: LatencySample[] }>(agent, { type: 'latency', sessions, rounds, model: LARGE_MODEL, fileBytes: FILE_BYTES, tools });
+        const { samples } = await ask<{ samples: LatencySample[] }>(agent, { ...command, rounds });
         return { samples, cpu: minus(cpuOf(process.pid), before) };
       };
       const latencyIds = Array.from({ length: latencySessions }, (_, i) => `lat-${i}`);
@@ -184,6 +189,23 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
         value: ms(quantile(rg, 0.5) - quantile(rd, 0.5)),
         unit: 'ms',
         note: `calls without tools, streamed and not, ${rg.length} calls: gateway p50 ${ms(quantile(rg, 0.5))} ms, direct ${ms(quantile(rd, 0.5))} ms; gateway process CPU per call ${ms(relayed.cpu.total / rg.length)} ms`,
+      });
+
+      // Conversations whose first tool output is 1 MB (a long log, a screenshot in base64): every later call carries it.
+      // Recorded calls, one call pair at a time; the warm-up rounds put the big message in the history first.
+      const big = await latency(
+        Array.from({ length: 4 }, (_, i) => `big-${i}`),
+        10,
+        true,
+        BIG_FILE_BYTES,
+      );
+      const bg = of(big.samples, 'gateway', 'total');
+      const bd = of(big.samples, 'direct', 'total');
+      rows.push({
+        name: GATEWAY_ROWS.bigHistoryOverhead,
+        value: ms(quantile(bg, 0.5) - quantile(bd, 0.5)),
+        unit: 'ms',
+        note: `recorded calls, streamed and not, bodies ${round1(median(big.samples.map((s) => s.bodyBytes)) / 1048576)} MB median, ${bg.length} calls: gateway p50 ${ms(quantile(bg, 0.5))} ms (p99 ${ms(quantile(bg, 0.99))}), direct ${ms(quantile(bd, 0.5))} ms (p99 ${ms(quantile(bd, 0.99))}); gateway process CPU per call ${ms(big.cpu.total / bg.length)} ms; target < 5 ms`,
       });
 
       // One agent at a time, calls back to back on its session: a call waits in the gateway until the previous call
@@ -314,6 +336,12 @@ export async function benchGateway(options: GatewayBenchOptions = {}): Promise<B
         unit: 'ms',
         note: `loopback ${perCall(tpRelayed.gateway.upstream)} ms, agents ${perCall(tpRelayed.gateway.agents)} ms; direct: loopback ${perCall(tpRelayed.direct.upstream)} ms, agents ${perCall(tpRelayed.direct.agents)} ms`,
       });
+      rows.push({
+        name: GATEWAY_ROWS.recordedCpuRatio,
+        value: round2(tpRecorded.gateway.self / tpRelayed.gateway.self),
+        unit: '×',
+        note: 'the same conversations through the same gateway in the same rounds, with the agent\'s tools (recorded: parsed, digested, appended to the in-process daemon, which logs them) and without (relayed byte for byte); target ≤ 2×',
+      });
 
       // ---- 3. overflow rewrite with an existing checkpoint
       rows.push(...(await overflowPhase({ agent, upstream, client, log, overflowSessions })));
@@ -358,6 +386,8 @@ export function gatewayTargets(section: BenchSection | undefined): TargetCheck[]
     { label: 'gateway: p50 overhead, non-streamed', value: value(GATEWAY_ROWS.jsonOverhead), unit: 'ms', target: '< 2', pass: (v) => v < 2 },
     { label: 'gateway: p50 overhead, streamed', value: value(GATEWAY_ROWS.sseOverhead), unit: 'ms', target: '< 2', pass: (v) => v < 2 },
     { label: 'gateway: p50 overhead, back to back on a session', value: value(GATEWAY_ROWS.backToBackOverhead), unit: 'ms', target: '< 2', pass: (v) => v < 2 },
+    { label: 'gateway: p50 overhead, 1 MB message in the history', value: value(GATEWAY_ROWS.bigHistoryOverhead), unit: 'ms', target: '< 5', pass: (v) => v < 5 },
+    { label: 'gateway: CPU per recorded call vs relayed', value: value(GATEWAY_ROWS.recordedCpuRatio), unit: '×', target: '≤ 2', pass: (v) => v <= 2 },
     { label: 'gateway: throughput vs direct', value: value(GATEWAY_ROWS.throughputRatio), unit: '×', target: '≥ 0.8', pass: (v) => v >= 0.8 },
     { label: 'gateway: overflow rewrite p99', value: value(GATEWAY_ROWS.rewriteP99), unit: 'ms', target: '< 50', pass: (v) => v < 50 },
   ];
