@@ -68,6 +68,31 @@ describe('gateway: what a rebuilt context refers to', () => {
     expect(logged[0]).not.toContain(rig.dataDir);
   });
 
+  it('remote: a request rewritten on overflow carries the checkpoint and no path of the data dir', { timeout: 120_000 }, async () => {
+    // A small window: a few turns of file reads overflow it, once a checkpoint exists to rebuild from.
+    const small = await BatonGateway.start({ upstream: rig.tap.url, client: rig.client, ownerSecret: rig.ownerSecret, rebuiltContext: 'remote', contextWindows: { 'gpt-4o': 12_000 } });
+    try {
+      const sid = 'far-overflow';
+      const agent = new SdkAgent({ baseURL: `${small.baseURL.replace(/\/v1$/, '')}/s/${sid}/v1`, apiKey: KEY, system: SYSTEM });
+      await agent.turn();
+      await until(() => recordedMessages(rig.log, sid).length === agent.sentLength - 1);
+      await rig.client.checkpoint(sid);
+      await rig.daemon.sessions.waitWritersIdle(60_000);
+      expect((await rig.client.status(sid)).files.checkpoint.exists).toBe(true);
+      const before = rig.tap.exchanges.length;
+      for (let i = 0; i < 4 && boundaries(sid).length === 0; i++) await agent.turn();
+      const logged = boundaries(sid);
+      expect(logged.length).toBeGreaterThan(0);
+      expect(logged.every((text) => !text.includes(rig.dataDir))).toBe(true);
+      // What went upstream after the rebuild: the boundary with the checkpoint in it, no path of the daemon's disk.
+      const sent = rig.tap.exchanges.slice(before).map((e) => e.body.toString('utf8'));
+      expect(sent.some((body) => body.includes('## Session checkpoint'))).toBe(true);
+      for (const body of sent) expect(body).not.toContain(rig.dataDir);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('auto, an agent on loopback: the summary says where the full checkpoint is', { timeout: 120_000 }, async () => {
     const summary = await compacted(rig.origin, 'next-door');
     expect(summary).toContain('## Session checkpoint');
