@@ -7,8 +7,8 @@ import { sessionStream, type SessionSetup, type SessionSnapshot, type StoredSess
 import { ProtocolError } from '@baton/protocol';
 import type { SharedCommitRequest } from '../memory/shared-files-port.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
-import { compactConversation } from '../rebuild/compact-conversation.ts';
-import { renderRebuild } from '../rebuild/render-rebuild.ts';
+import { compactConversation } from './compact-conversation.ts';
+import { renderRebuild } from './render-rebuild.ts';
 import type { Clock } from '../time/clock.ts';
 import { latestUserRequests } from '../writer/user-requests.ts';
 import { WriterRun } from '../writer/writer-run.ts';

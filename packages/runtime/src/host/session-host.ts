@@ -21,7 +21,7 @@ import type { SnapshotFrom } from 'xstate';
 import { NOTHING_UNCOVERED, type Uncovered } from '../rebuild/fit-rebuild.ts';
 import { resolveToolMap, type ToolMap } from '../writer/tool-map.ts';
 import type { WriterRunSpec } from '../writer/writer-run.ts';
-import { indexMessages } from './message-index.ts';
+import { indexMessages } from '../rebuild/message-index.ts';
 import type { FoldReply, SessionSummary } from './worker-messages.ts';
 
 /**

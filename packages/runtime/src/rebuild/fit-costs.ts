@@ -1,7 +1,7 @@
 import { calibratedTokens, countsOfMessage, indexEntries, type IndexedMessage, type SessionContext } from '@baton/actors';
 import { defaultTokenCounter, fillLabel, loadPromptLabels } from '@baton/memory-store';
 import { viewOf, type Message } from '@baton/protocol';
-import { indexMessages } from '../host/message-index.ts';
+import { indexMessages } from './message-index.ts';
 import { z } from 'zod';
 import type { ShrinkOptions } from './shrink-message.ts';
 

@@ -6,12 +6,12 @@ import { SESSION_RECORDS, checkRecord, type StoredSessionRecord } from '@baton/l
 import { viewOf, type Message, type OpenRequest, type ProviderApi } from '@baton/protocol';
 import OpenAI from 'openai';
 import { sessionSetupFor } from '../../src/daemon/session-setup.ts';
-import { indexMessages } from '../../src/host/message-index.ts';
+import { indexMessages } from '../../src/rebuild/message-index.ts';
 import { HostedSession, overheadTokens, type MessageSource } from '../../src/host/session-host.ts';
 import type { ModelClients } from '../../src/model/model-clients.ts';
-import { compactConversation } from '../../src/rebuild/compact-conversation.ts';
+import { compactConversation } from '../../src/host/compact-conversation.ts';
 import { DEFAULT_FIT_OPTIONS } from '../../src/rebuild/fit-costs.ts';
-import { renderRebuild } from '../../src/rebuild/render-rebuild.ts';
+import { renderRebuild } from '../../src/host/render-rebuild.ts';
 
 /**
  * A session host driven as the daemon drives it, without the daemon: records are checked against their schema,

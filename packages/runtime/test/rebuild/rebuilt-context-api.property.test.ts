@@ -2,7 +2,7 @@ import { computeBoundaryIndex } from '@baton/actors';
 import { providerMessages, userTextMessage, viewOf, withToolOutputs, type Message, type ProviderApi } from '@baton/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexMessages } from '../../src/host/message-index.ts';
+import { indexMessages } from '../../src/rebuild/message-index.ts';
 import { clearableToolResults, preservedTail } from '../../src/rebuild/preserved-tail.ts';
 
 const TOOL_NAMES = ['read_file', 'bash', 'write_file', 'search_web', 'Edit'];

@@ -1,7 +1,7 @@
 import { computeBoundaryIndex } from '@baton/actors';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexMessages } from '../../src/host/message-index.ts';
+import { indexMessages } from '../../src/rebuild/message-index.ts';
 import type { Message } from '@baton/protocol';
 import { clearableToolResults, preservedTail } from '../../src/rebuild/preserved-tail.ts';
 

@@ -2,7 +2,7 @@ import { computeBoundaryIndex } from '@baton/actors';
 import { countTokensOnce } from '@baton/memory-store';
 import type { Message } from '@baton/protocol';
 import { describe, expect, it } from 'vitest';
-import { indexMessages } from '../../src/host/message-index.ts';
+import { indexMessages } from '../../src/rebuild/message-index.ts';
 
 const OUTPUT = Array.from({ length: 60 }, (_, i) => `export const line${i} = ${i};`).join('\n');
 const native = (id: string, role: Message['role'], form: Record<string, unknown>, extra: Partial<Message> = {}): Message => ({ id, role, content: null, native: form, ...extra });

@@ -2,12 +2,12 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { DEFAULT_REBUILD_CAPS, loadPrompt, memoryPaths, renderRebuildContext, type RebuildCaps } from '@baton/memory-store';
 import type { SessionInputRecord } from '@baton/log-schema';
-import type { HostedSession, MessageSource } from '../host/session-host.ts';
+import type { HostedSession, MessageSource } from './session-host.ts';
 import { userTextMessage, viewOf, withToolOutputs, type Message, type ProviderApi } from '@baton/protocol';
-import { clearableToolResults, preservedTail } from './preserved-tail.ts';
-import { DEFAULT_FIT_OPTIONS, type FitOptions } from './fit-costs.ts';
-import { fitRebuild, type BoundaryRender } from './fit-rebuild.ts';
-import { textOf } from './message-text.ts';
+import { clearableToolResults, preservedTail } from '../rebuild/preserved-tail.ts';
+import { DEFAULT_FIT_OPTIONS, type FitOptions } from '../rebuild/fit-costs.ts';
+import { fitRebuild, type BoundaryRender } from '../rebuild/fit-rebuild.ts';
+import { textOf } from '../rebuild/message-text.ts';
 
 /** The payload of the `rebuild.rendered` input. */
 export type RebuildRendered = Extract<SessionInputRecord, { type: 'rebuild.rendered' }>['payload'];

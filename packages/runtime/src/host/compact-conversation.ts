@@ -10,14 +10,14 @@ import {
   type ChatMessageLike,
 } from '@baton/memory-store';
 import { viewOf, type Message } from '@baton/protocol';
-import { type HostedSession, type MessageSource, toProviderMessage } from '../host/session-host.ts';
+import { type HostedSession, type MessageSource, toProviderMessage } from './session-host.ts';
 import type { ModelClients } from '../model/model-clients.ts';
 import { summaryCall } from '../model/summary-call.ts';
-import { DEFAULT_FIT_OPTIONS, clearedNote, sessionCosts, shrinkOptions, type FitOptions } from './fit-costs.ts';
-import type { FitReport } from './fit-rebuild.ts';
-import { fitTail, type TailFit } from './fit-tail.ts';
-import { textOf } from './message-text.ts';
-import { isBatonBoundary, preservedTail } from './preserved-tail.ts';
+import { DEFAULT_FIT_OPTIONS, clearedNote, sessionCosts, shrinkOptions, type FitOptions } from '../rebuild/fit-costs.ts';
+import type { FitReport } from '../rebuild/fit-rebuild.ts';
+import { fitTail, type TailFit } from '../rebuild/fit-tail.ts';
+import { textOf } from '../rebuild/message-text.ts';
+import { isBatonBoundary, preservedTail } from '../rebuild/preserved-tail.ts';
 import { boundaryMessage } from './render-rebuild.ts';
 
 /** The payload of the `rebuild.compacted` input. */
