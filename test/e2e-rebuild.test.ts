@@ -9,7 +9,7 @@ function contentText(content: Message['content'] | undefined): string {
   return typeof content === 'string' ? content : JSON.stringify(content ?? null);
 }
 
-/** Rebuild scenarios over a real nats-server (reference §13, 34–44, fix variants). */
+/** Rebuild scenarios over a real nats-server (acceptance scenarios 34–44 and their fixed variants). */
 describe('rebuild', () => {
   let h: Harness;
   beforeAll(async () => {

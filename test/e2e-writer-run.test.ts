@@ -15,7 +15,7 @@ function contentText(content: ChatMessage['content']): string {
 }
 
 /**
- * The writer inside its run (reference §13, scenarios 21–30, 32), end to end over a real nats-server, with the
+ * The writer inside its run (acceptance scenarios 21–30, 32), end to end over a real nats-server, with the
  * loopback model scripted to loop on empty output, call forbidden tools, write outside the tree and produce invalid
  * checkpoints. Unscripted turns fall through to the loopback's extractive writer.
  */

@@ -11,7 +11,7 @@ function contentText(content: ChatMessage['content']): string {
   return typeof content === 'string' ? content : JSON.stringify(content);
 }
 
-/** Writer start, queue and settlement end to end (reference §13, scenarios 10–16). */
+/** Writer start, queue and settlement end to end (acceptance scenarios 10–16). */
 describe('writer slot', () => {
   let h: Harness;
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * Boundary selection (reference §4.2–4.5) over the session's per-message index. The boundary is the newest message a
+ * Boundary selection over the session's per-message index. The boundary is the newest message a
  * writer covers; everything after it is the preserved tail of a rebuild.
  */
 
@@ -111,7 +111,7 @@ export function adjustForToolPairs(msgs: readonly MessageIndexEntry[], boundary:
 
 /**
  * Start of a delta-mode slice: the message after the watermark, aligned back to the nearest user message at or before
- * it (reference §4.4). Returns `msgs.length` when nothing follows the watermark.
+ * it. Returns `msgs.length` when nothing follows the watermark.
  */
 export function deltaStartIndex(msgs: readonly MessageIndexEntry[], watermark: string | null): number {
   const wIdx = watermark === null ? -1 : msgs.findIndex((m) => m.id === watermark);

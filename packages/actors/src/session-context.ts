@@ -42,7 +42,7 @@ export interface SessionContext {
   /** Set by a drain: no new writer starts until the session is resumed. */
   readonly draining: boolean;
   /**
-   * Recovery gate (reference §3.6): after a transient failure of the final rung's writer, the count at which the final
+   * Recovery gate: after a transient failure of the final rung's writer, the count at which the final
    * rung fires once more. Null when not armed.
    */
   readonly recoveryGate: number | null;
@@ -51,7 +51,7 @@ export interface SessionContext {
   readonly rebuildSeq: number;
   /**
    * The newest provider usage was already recovered by a rebuild: it drives neither thresholds nor overflow until a
-   * newer finished assistant message reports usage (reference §9.6).
+   * newer finished assistant message reports usage.
    */
   readonly usageRecovered: boolean;
   /** Provider tokens per Baton token by kind of content, learnt from the usage the replies reported. */

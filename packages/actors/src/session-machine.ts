@@ -109,7 +109,7 @@ const refuse = { actions: 'refuseRebuild' } as const;
 const abandon = { guard: 'isCurrentRebuild', target: 'idle', actions: 'abandonRebuild' } as const;
 
 /**
- * The session actor (SPEC §2.1–§2.6): three parallel regions whose states change only on events.
+ * The session actor: three parallel regions whose states change only on events.
  *
  * ```
  * slot: the checkpoint writer slot (at most one running writer, at most one pending request)

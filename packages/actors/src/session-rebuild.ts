@@ -9,7 +9,7 @@ import type { Emit, Events, SessionStep } from './session-step.ts';
 import { canStartWriter, writerDueAfterFailures } from './writer-request.ts';
 
 /**
- * The rebuild decision chain (SPEC §2.6 / reference §9.2) and its results: guards and action bodies of the rebuild
+ * The rebuild decision chain and its results: guards and action bodies of the rebuild
  * region's transitions (idle → waiting | rendering | compacting → idle).
  */
 
@@ -129,8 +129,8 @@ export const awaitWriter: SessionStep<SessionEvent, { readonly ms: number }> = (
   const rebuild = current(ctx);
   const timerId = `${ctx.input.sessionId}-rebuild${ctx.rebuildSeq}-wait`;
   emit({ kind: 'timer.start', timerId, ms });
-  // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status (reference §9.2 step 5);
-  // only a wait before rendering a usable checkpoint is "Preparing conversation context…" (reference §9.5).
+  // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status;
+  // only a wait before rendering a usable checkpoint is "Preparing conversation context…".
   if (rebuild.mode === 'usable') emit({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
   return { ...ctx, rebuild: { ...rebuild, phase: 'waiting', timerId, writerId: ctx.writer?.writerId ?? null } };
 };

@@ -6,7 +6,7 @@ import type { Events, SessionStep } from './session-step.ts';
 import { canStartWriter } from './writer-request.ts';
 
 /**
- * The threshold ladder at work (SPEC §2.1): appended messages update the index and the provider usage, and the rungs
+ * The threshold ladder at work: appended messages update the index and the provider usage, and the rungs
  * that usage reaches fire once each. These are the guards and action bodies of the slot region's `messages.appended`
  * transitions; guards see the context before the event, so they look at it with the messages indexed.
  */

@@ -1,5 +1,5 @@
 /**
- * Threshold ladders (SPEC §2.1, reference §2.1). All numbers are provider tokens of the main slice.
+ * Threshold ladders. All numbers are provider tokens of the main slice.
  */
 
 /** Model limits as declared by the agent at `open`. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FailureSchema } from './session-events.ts';
 
 /**
- * Events the writer actor consumes: effect results re-entering as logged events (reference §3.5 / SPEC §2.3–2.5).
+ * Events the writer actor consumes: effect results re-entering as logged events.
  */
 
 export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });

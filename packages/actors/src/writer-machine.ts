@@ -35,7 +35,7 @@ const cancelled = ({ event }: { event: Events<'writer.cancel'> }): Settlement =>
 const cancel = { target: 'settled', actions: { type: 'settle', params: cancelled } } as const;
 
 /**
- * One checkpoint-writer run (SPEC §2.3–§2.5). Each state is left by the result of the effect its entering transition
+ * One checkpoint-writer run. Each state is left by the result of the effect its entering transition
  * emitted (the host runs the effect and logs the result as the next event):
  *
  * ```

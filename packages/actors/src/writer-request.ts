@@ -10,7 +10,7 @@ export type SlotClaim =
   | { readonly result: 'skipped'; readonly reason: string };
 
 /**
- * Decides a request for the writer slot (reference §7.6-I): switches off or draining skip it, a running writer queues
+ * Decides a request for the writer slot: switches off or draining skip it, a running writer queues
  * it, otherwise a writer starts when the main slice has a boundary (and, in delta mode, something new since the
  * watermark). The machine claims the slot in the same transition that decides to start, so two requests can never
  * both start a writer.

@@ -6,7 +6,7 @@ import { MemoryStoreError, errnoCode } from './memory-errors.ts';
 const MAX_LINK_HOPS = 40;
 
 /**
- * Canonical absolute form of `target`, computed before any sandbox rule runs (SPEC §2.7): `path.resolve` (which
+ * Canonical absolute form of `target`, computed before any sandbox rule runs: `path.resolve` (which
  * folds `.`, `..` and `//`), then `realpath` of the deepest ancestor that exists, with the missing rest appended.
  * A dangling symlink on the way is followed by hand, so a link pointing at a not-yet-existing file outside the tree
  * still canonicalises to that outside location.

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MemoryStoreError } from './memory-errors.ts';
 
 /**
- * Absolute paths of one session's view of the memory tree (SPEC §2.7, reference §5.1):
+ * Absolute paths of one session's view of the memory tree:
  * `<root>/{global, projects/<projectId>, sessions/<sessionId>}`.
  */
 export interface MemoryPaths {

@@ -71,7 +71,7 @@ describe('random event sequences', () => {
           last = event;
           steps++;
         }
-        // Replay determinism (SPEC §3): folding the logged events again gives the same states and effects.
+        // Replay determinism: folding the logged events again gives the same states and effects.
         const fold = effectCollector();
         let again: SessionSnapshot = foldStart<typeof sessionMachine, SessionEffect>(sessionMachine, input).snapshot;
         for (const [i, e] of events.entries()) {

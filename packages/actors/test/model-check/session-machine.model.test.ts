@@ -31,7 +31,7 @@ import {
 } from './session-harness.ts';
 
 /**
- * Model check of the session machine (SPEC §2.1–§2.6). Inputs are tiny (rungs 1 000 / 2 000, usable 3 000,
+ * Model check of the session machine. Inputs are tiny (rungs 1 000 / 2 000, usable 3 000,
  * maxAllowed 2 500, a one-message tail) and the context is abstracted to what decisions depend on, so the reachable
  * graph is finite. Every vertex and every edge of the adjacency map is checked, every edge with the concrete run that
  * discovered its source (so path invariants — settle once, watermark frozen at start, drain, one reply per rebuild —

@@ -26,7 +26,7 @@ import {
 } from './writer-harness.ts';
 
 /**
- * Model check of one writer run (SPEC §2.3–§2.5): prepare, model turns with tools, empty / reasoning-only stops,
+ * Model check of one writer run: prepare, model turns with tools, empty / reasoning-only stops,
  * validation verdicts with re-entries, commit, every failure kind, cancellation, and results that arrive in the wrong
  * phase or twice. Every event is offered in every state.
  */

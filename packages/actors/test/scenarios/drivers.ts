@@ -1,6 +1,6 @@
 /**
  * Small drivers that fold events through the real machines (`foldStart` / `foldEvent`) and keep the effects, for the
- * numbered acceptance scenarios of reference §13.
+ * numbered acceptance scenarios.
  */
 import type { SnapshotFrom } from 'xstate';
 import { foldEvent, foldStart } from '../../src/fold.ts';

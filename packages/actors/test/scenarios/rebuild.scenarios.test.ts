@@ -20,7 +20,7 @@ import {
 } from './drivers.ts';
 
 /**
- * Reference §13 "Rebuild" (34–41) at the machine level, SPEC §2.6: the decision chain, waits as logged timers, the
+ * Acceptance scenarios 34–41 (rebuild) at the machine level: the decision chain, waits as logged timers, the
  * watermark as the only boundary, the ladder reset and usage recovery. Rendering the text, the marker's parts and
  * timestamps, and the layout of the rebuilt context (42–44) are the runtime's integration tests.
  */
@@ -62,7 +62,7 @@ describe('rebuild scenarios', () => {
     expect(statuses(done)).toEqual(['']);
   });
 
-  it('scenario 34 (boundary selection): the tail floor and ceiling of reference §4.2 over real-token counts', () => {
+  it('scenario 34 (boundary selection): the tail floor and ceiling over real-token counts', () => {
     const m = (id: string, role: MessageIndexEntry['role'], tokens: number, opts: Partial<MessageIndexEntry> = {}): MessageIndexEntry => ({ id, role, tokens, textual: true, finished: role === 'assistant', toolCallIds: [], ...opts });
     expect(computeBoundaryIndex([], DEFAULT_TAIL_POLICY)).toBe(-1);
     // No finished assistant (or only at index 0): the first message.

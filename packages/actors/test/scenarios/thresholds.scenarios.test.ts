@@ -14,7 +14,7 @@ import {
   starts,
 } from './drivers.ts';
 
-/** Reference §13 "Triggering and thresholds" (scenarios 1–9), SPEC §2.1. */
+/** Acceptance scenarios 1–9: triggering and thresholds. */
 describe('thresholds scenarios', () => {
   it('scenario 1: ladder selection by usable window (a small window gets a ladder: a deliberate difference)', () => {
     // The reference gives a usable window under 25 000 no ladder; Baton's reserves scale with small windows, so a

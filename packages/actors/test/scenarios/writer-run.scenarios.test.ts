@@ -15,7 +15,7 @@ import {
 } from './drivers.ts';
 
 /**
- * Reference §13 "Writer behavior inside its run" (22, 23, 25, 26) and the missing fork prefix (46), SPEC §2.3–§2.5.
+ * Acceptance scenarios of the writer inside its run (22, 23, 25, 26) and the missing fork prefix (46).
  * Prompt texts, tool execution and the validator's reading of files are covered by the runtime's integration tests.
  */
 describe('writer run scenarios', () => {

@@ -19,7 +19,7 @@ import {
 } from './drivers.ts';
 
 /**
- * Reference §13 "Writer start, queue and settlement" (scenarios 10–20) and the fork:false delta (47), SPEC §2.2, §2.5.
+ * Acceptance scenarios of writer start, queue and settlement (10–20) and the fork:false delta (47).
  * File, child-session and SDK halves of these scenarios are I/O and belong to the runtime's integration tests.
  */
 describe('writer slot and settlement scenarios', () => {
@@ -221,7 +221,7 @@ describe('writer slot and settlement scenarios', () => {
     s.turn(6_000);
     s.turn(6_500);
     // The watermark m3 is a user message; the message after it is its answer, so alignment goes back to m3 itself
-    // (reference §4.5: the aligned start may re-include covered messages back to the previous user message).
+    // (the aligned start may re-include covered messages back to the previous user message).
     expect(starts(s.checkpoint().effects)[0]).toMatchObject({ mode: 'delta', deltaFrom: 'm3', boundary: 'm7', watermark: 'm3' });
   });
 });

@@ -1,7 +1,7 @@
 import { renderPrompt } from '../templates/prompt-registry.ts';
 
 /**
- * The checkpoint index block of the rebuilt context (reference §9.3 `renderIndex`): where the session's memory
+ * The checkpoint index block of the rebuilt context: where the session's memory
  * directory is and how to read the full checkpoint, or a one-line note that there is no checkpoint yet. A
  * self-contained context (read on another machine than the memory files) names no path: it says the copy below is
  * all its reader has.

@@ -8,7 +8,7 @@ import { defaultTokenCounter } from '../tokens/token-counter.ts';
 import { toolCallPaths } from './tool-call-paths.ts';
 
 /**
- * The deterministic compaction fallback (SPEC §2.6): when the model cannot be reached to summarize the main slice,
+ * The deterministic compaction fallback: when the model cannot be reached to summarize the main slice,
  * an extractive summary quotes it instead — the user's requests verbatim, the files the tools touched, the errors
  * seen and the last assistant message — within a token cap. Same messages and cap, same text.
  */

@@ -1,10 +1,10 @@
 /**
- * The memory keys index of the rebuilt context (reference §9.5 item 9): the memory files in scope that are not
+ * The memory keys index of the rebuilt context: the memory files in scope that are not
  * already shown in full above it.
  */
 
 // The files the rebuilt context shows in full: global MEMORY.md, a project's MEMORY.md, and a session's
-// checkpoint.md and notes.md (notes.md too: the reference listed it again, defect §7.6-O).
+// checkpoint.md and notes.md (notes.md too: listing it again would repeat what the context already holds).
 const PUSHED_KEY = /^(?:global\/MEMORY\.md|projects\/[^/]+\/MEMORY\.md|sessions\/[^/]+\/(?:checkpoint|notes)\.md)$/;
 
 /** A memory key in `/` form without a leading `./` or `/`. */

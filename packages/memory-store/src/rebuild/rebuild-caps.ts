@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { MemoryStoreError } from '../memory-errors.ts';
 
 /**
- * Token caps of the rebuilt context (SPEC §2.6, reference §2.4). Every cap is in real tokens — including the
- * tasks ledger, which the reference measured in characters (defect §7.6-K). A cap bounds its whole section, header
+ * Token caps of the rebuilt context. Every cap is in real tokens — including the
+ * tasks ledger, which a cap in characters would misjudge. A cap bounds its whole section, header
  * line included; a cap of 0 leaves the section out.
  */
 
@@ -27,7 +27,7 @@ export type RebuildCapKey = (typeof REBUILD_CAP_KEYS)[number];
 /** Resolved caps of the rebuilt context, in tokens. */
 export type RebuildCaps = Readonly<Record<RebuildCapKey, number>>;
 
-/** Reference §2.4 defaults, all in tokens. */
+/** Default caps, all in tokens. */
 export const DEFAULT_REBUILD_CAPS: RebuildCaps = Object.freeze({
   /** checkpoint.md, section-aware. */
   checkpoint: 11_000,

@@ -16,11 +16,11 @@ import { type RebuildTask, renderTasksLedger } from './tasks-ledger.ts';
 import { defaultTokenCounter } from '../tokens/token-counter.ts';
 
 /**
- * The text of the rebuild boundary message (SPEC §2.6, reference §9.5): a pure function of the memory file texts and
+ * The text of the rebuild boundary message: a pure function of the memory file texts and
  * the session facts the caller gathered. Every section is capped in real tokens, heading included.
  */
 
-/** A writer of **this** session (reference defect §7.6-F: other sessions' writers are never listed). */
+/** A writer of **this** session (other sessions' writers are never listed). */
 export interface ActiveWriter {
   readonly writerId: string;
   readonly status: string;

@@ -10,7 +10,7 @@ export interface LastMessageInfo {
 const TOOL_CALL_FINISH = new Set(['tool_calls', 'tool-calls', 'tool_use', 'function_call']);
 
 /**
- * The closing reminder of the rebuilt context (reference §9.5 item 11), chosen by the last message: an assistant
+ * The closing reminder of the rebuilt context, chosen by the last message: an assistant
  * that finished with tool calls → respond to the tool results and continue; an assistant with any other finish →
  * the previous turn ended, check the active task and continue; a tool result → process the tool results; a user or
  * system message, or none → no reminder (null).

@@ -4,7 +4,7 @@ import { fillLabel, loadPromptLabels } from '../templates/prompt-labels.ts';
 import { renderPrompt } from '../templates/prompt-registry.ts';
 
 /**
- * The "Recent user input (verbatim)" block of the rebuilt context (reference §9.5, recent user input): the user's
+ * The "Recent user input (verbatim)" block of the rebuilt context: the user's
  * latest messages word for word, newest kept first, each long one cut to its head and tail.
  */
 

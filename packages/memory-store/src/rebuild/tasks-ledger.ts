@@ -1,7 +1,7 @@
 import { loadPromptLabels } from '../templates/prompt-labels.ts';
 
 /**
- * The tasks ledger of the rebuilt context (reference §9.5 item 2): one line per top-level task and, under a task
+ * The tasks ledger of the rebuilt context: one line per top-level task and, under a task
  * with sub-tasks, one `Subtasks:` line with a status icon and the id of each.
  */
 
@@ -32,7 +32,7 @@ const LABEL_KEYS = [
  * The ledger body (without its heading), not yet fitted to a cap: `(none)` for an empty list, else per top-level
  * task (no `parent_id`) in list order `- <id> <status> — <summary>` (with a focus label when `focus` is set) and,
  * when it has sub-tasks, `  Subtasks: <icon><id> / …` listing its descendants depth-first in list order. A task
- * whose parent is not in the list (an orphan) is not shown, nor are its descendants, as in the reference.
+ * whose parent is not in the list (an orphan) is not shown, nor are its descendants.
  * Line breaks inside a summary are folded into spaces so that every task stays on one line.
  */
 export function renderTasksLedger(tasks: readonly RebuildTask[]): string {

@@ -6,7 +6,7 @@ import { MemoryStoreError, errnoCode } from '../memory-errors.ts';
 import { loadPrompt } from '../templates/prompt-registry.ts';
 
 /**
- * Subagent progress reconciliation (SPEC §2.7, exactly as reference §5.6). A task-bound subagent keeps a journal
+ * Subagent progress reconciliation. A task-bound subagent keeps a journal
  * at `tasks/<TID>/progress.md`; the runtime stamps it with a `written-at` frontmatter when the subagent stops. The
  * writer integrates a journal into the checkpoint and records the stamp it integrated as a marker on the task's
  * §4 line; the next writer is told only about journals stamped after their marker.

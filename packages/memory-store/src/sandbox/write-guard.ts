@@ -101,7 +101,7 @@ function lengthProblem(absolute: string): { ok: false; rule: WriteRule; why: str
 }
 
 /**
- * Decides whether `request.actor` may write `request.target` (SPEC §2.7; fixes reference §7.6-A and §7.5 #6).
+ * Decides whether `request.actor` may write `request.target`.
  * The target is canonicalised **first** and every rule runs on the canonical path. Rules, in order:
  * `memory-write-disabled`, `invalid-actor`, then {@link confineToMemoryRoot}'s (`nul-byte`, `absolute-path`,
  * `path-too-long`, `segment-too-long`, `symlink-loop`, `unresolvable-path`, `memory-root`), then the per-actor rules

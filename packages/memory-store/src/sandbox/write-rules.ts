@@ -2,7 +2,7 @@ import path from 'node:path';
 
 /**
  * Who asks to write into the memory tree. `sessionId` is always the **parent** (user-facing) session: the
- * checkpoint writer runs in a child session but writes its parent's files (SPEC §2.7, fix of reference §7.5 #6).
+ * checkpoint writer runs in a child session but writes its parent's files.
  */
 export type MemoryActor =
   | { readonly kind: 'writer'; readonly sessionId: string; readonly projectId: string }
@@ -91,7 +91,7 @@ const refuse = (rule: WriteRule, why: string): RuleVerdict => ({ ok: false, rule
 const OK: RuleVerdict = { ok: true };
 
 /**
- * Applies the per-actor write rules of SPEC §2.7 to a canonical target given as its segments relative to the
+ * Applies the per-actor write rules to a canonical target given as its segments relative to the
  * canonical memory root (so `..`, `//` and symlinks are already gone). Pure: touches nothing on disk.
  *
  * Case rules: names are compared **case-sensitively** (`checkpoint.md`, `notes.md`, `MEMORY.md`, the `checkpoint-`

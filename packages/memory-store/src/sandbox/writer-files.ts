@@ -39,7 +39,7 @@ export interface WriterFilesOptions {
   readonly disableWrite?: boolean;
 }
 
-/** The checkpoint writer's sandboxed file operations (SPEC §2.7). */
+/** The checkpoint writer's sandboxed file operations. */
 export interface WriterFiles {
   /**
    * Returns the file's text unchanged (no line numbers), or the lines selected by `offset`/`limit`. Any regular file

@@ -11,7 +11,7 @@ export interface BootstrapResult {
 }
 
 /**
- * Prepares one session's part of the memory tree (reference §5.1): creates the session, tasks and project
+ * Prepares one session's part of the memory tree: creates the session, tasks and project
  * directories, renames a legacy lowercase `memory.md` to `MEMORY.md`, and writes `checkpoint.md`, `MEMORY.md` and
  * `notes.md` from their templates **only when absent**. Existing files are never touched, so a failed writer or a
  * second bootstrap can never clobber memory, and any number of concurrent calls leave exactly one intact copy of

@@ -1,6 +1,6 @@
 /**
  * The 11 sections of `checkpoint.md`, a `## ` section parser and a structure check against the current template
- * (SPEC §2.4, structure part; `validator.ts` builds the full validation on top of it).
+ * (the structure part; `validator.ts` builds the full validation on top of it).
  */
 
 /** One checkpoint section as the template defines it. */

@@ -3,7 +3,7 @@ import { MemoryStoreError } from '../memory-errors.ts';
 import { defaultTokenCounter } from './token-counter.ts';
 
 /**
- * Budgeted readers used when memory files are injected into a rebuilt context (SPEC §2.6, reference §2.4): the
+ * Budgeted readers used when memory files are injected into a rebuilt context: the
  * output of both never exceeds the cap in real tokens, and a cut never splits a surrogate pair.
  */
 
@@ -19,7 +19,7 @@ export const SECTION_CUT_MARKER = '[… section truncated to fit the token budge
 
 // Reference `budgeted-read.ts`: aim a little short of the proportional length, then back to a line end.
 const CUT_FACTOR = 0.95;
-// A partial section body is worth its header only with some room (reference §2.4).
+// A partial section body is worth its header only with some room.
 const MIN_PARTIAL_TOKENS = 50;
 // Joining pieces can tokenise to a little more than the sum of their counts; re-plan at most this often.
 const MAX_PLANS = 8;

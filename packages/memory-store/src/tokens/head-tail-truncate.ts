@@ -2,7 +2,7 @@ import type { TokenCount } from './budgeted-read.ts';
 
 /**
  * Token-budgeted cuts of verbatim text that never split a surrogate pair: the longest-found prefix or suffix within
- * a budget, and the head-and-tail truncation used for long user messages (reference §9.5: head ≈ 60 %, tail ≈ 30 %
+ * a budget, and the head-and-tail truncation used for long user messages (head ≈ 60 %, tail ≈ 30 %
  * of the cap, a marker line between them).
  */
 

@@ -4,7 +4,7 @@ import { loadRankTable } from './load-rank-table.ts';
 import { tokenSplitPattern } from './token-split-pattern.ts';
 
 /**
- * Real token counts for memory budgets (SPEC §2.4): o200k_base by default, counted by {@link BpeCounter} over a compact
+ * Real token counts for memory budgets: o200k_base by default, counted by {@link BpeCounter} over a compact
  * rank table built from gpt-tokenizer's rank data (the same counts as gpt-tokenizer's `countTokens`, in a few MiB per
  * thread instead of about 65 MiB), and a bounded LRU cache so that re-validating a file whose sections did not change
  * costs a map lookup per section instead of a tokenisation.

@@ -5,7 +5,7 @@ import type { TokenCounter } from '../tokens/token-counter.ts';
 import type { Violation } from './violation.ts';
 
 /**
- * Budget rules, in real tokens (SPEC §2.4): the whole file against its total, and each `## ` section — from its
+ * Budget rules, in real tokens: the whole file against its total, and each `## ` section — from its
  * header to the next header, header and italic line included — against the budget of its key.
  *
  * The whole-file count is the sum of the counts of the text before the first header and of every section. That is

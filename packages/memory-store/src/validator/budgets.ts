@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MemoryStoreError } from '../memory-errors.ts';
 
 /**
- * Token budgets of the writer-owned memory files (SPEC §2.4, fix of reference §7.5 #2): defaults whose section
+ * Token budgets of the writer-owned memory files: defaults whose section
  * budgets add up to the file total, a zod schema for overrides, and the refusal of configurations whose sections
  * could not all be filled within the total.
  */
@@ -33,7 +33,7 @@ export interface Budgets {
   readonly memory: FileBudget<MemoryBudgetKey>;
 }
 
-/** SPEC §2.4 defaults: checkpoint 11 000 (sections sum to 11 000), MEMORY.md 10 000 (1 000/2 000/3 000/4 000). */
+/** Default budgets: checkpoint 11 000 (sections sum to 11 000), MEMORY.md 10 000 (1 000/2 000/3 000/4 000). */
 export const DEFAULT_BUDGETS: Budgets = Object.freeze({
   checkpoint: Object.freeze({
     total: 11_000,

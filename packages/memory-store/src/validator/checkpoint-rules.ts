@@ -29,8 +29,8 @@ export interface CheckpointCheckInput {
 const QUOTE_LINE = /^ {0,3}>\s*\S/m;
 
 /**
- * The rules of checkpoint.md against the current template (SPEC §2.4; never the legacy `Topic:` / `###` shape of
- * reference §7.3): present and non-empty; structure (title line and its italic line, the 11 `## §N` headers once
+ * The rules of checkpoint.md against the current template (never the legacy `Topic:` / `###`
+ * shape): present and non-empty; structure (title line and its italic line, the 11 `## §N` headers once
  * and in order, italic lines unchanged); §1 quotes the user once a request exists; index lines well formed and
  * pointing at existing `checkpoint-<topic>.md` spillovers that have no index lines of their own; budgets.
  */

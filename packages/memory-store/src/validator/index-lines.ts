@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Violation } from './violation.ts';
 
 /**
- * Index lines and spillover files (SPEC §2.4, reference §5.5). When a section outgrows its budget the writer moves a
+ * Index lines and spillover files. When a section outgrows its budget the writer moves a
  * coherent topic into a spillover — `checkpoint-<topic>.md` beside checkpoint.md, `MEMORY-<topic>.md` beside
  * MEMORY.md — and leaves one index line in its place:
  *

@@ -33,7 +33,7 @@ export interface MemoryCheckInput {
 }
 
 /**
- * The rules of MEMORY.md (SPEC §2.4): present and non-empty; structure (title and its italic line, the 4 section
+ * The rules of MEMORY.md: present and non-empty; structure (title and its italic line, the 4 section
  * headers once and in order with their italic lines); every Discovered entry has `Why:` and `How to apply:`
  * (warnings); no duplicate title in the Discovered section (error, see {@link checkDuplicateTitles}); index lines
  * pointing at existing `MEMORY-<topic>.md` spillovers without index lines of their own; budgets.

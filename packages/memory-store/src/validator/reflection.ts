@@ -2,7 +2,7 @@ import { renderPrompt } from '../templates/prompt-registry.ts';
 import type { Violation } from './violation.ts';
 
 /**
- * The re-entry messages built from violations (SPEC §2.4, reference §7.4): the grouped validation reflection for
+ * The re-entry messages built from violations: the grouped validation reflection for
  * structural errors, and the EXTRACTION REQUIRED message for budget overruns. Texts live in `prompts/`.
  */
 

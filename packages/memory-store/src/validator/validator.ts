@@ -5,7 +5,7 @@ import { defaultTokenCounter, type TokenCounter } from '../tokens/token-counter.
 import type { Violation } from './violation.ts';
 
 /**
- * The validator a writer's files go through after every writer turn (SPEC §2.4, fix of reference §7.5 #1–#4): it
+ * The validator a writer's files go through after every writer turn: it
  * checks the files the **current** templates ask for, measures budgets in real tokens, and knows the previous
  * committed MEMORY.md so that duplicate titles are caught. Pure: the caller reads the files (the staged copies)
  * and answers the spillover questions; nothing here touches the disk.

@@ -1,5 +1,5 @@
 /**
- * Validation findings and the decision they lead to (SPEC §2.4, reference §7.4): over-budget files are sent back
+ * Validation findings and the decision they lead to: over-budget files are sent back
  * for an extraction first, structural errors for a reflection next, warnings are only logged.
  */
 
@@ -70,7 +70,7 @@ export type ValidationDecision =
   | { readonly kind: 'reflect'; readonly violations: Violation[]; readonly warnings: Violation[] };
 
 /**
- * Decides the next step (reference §7.4): any `extract-required` wins and the reflection is built from those alone
+ * Decides the next step: any `extract-required` wins and the reflection is built from those alone
  * (errors wait for the next pass, since an extraction rewrites the same sections); otherwise any `error` leads to a
  * reflection built from the errors; warnings alone accept.
  */

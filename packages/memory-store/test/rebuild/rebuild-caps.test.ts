@@ -12,7 +12,7 @@ function refusal(overrides: unknown): MemoryStoreError {
 }
 
 describe('resolveRebuildCaps', () => {
-  it('has the reference §2.4 defaults, all in tokens, and a cap for the steps no checkpoint covers', () => {
+  it('has the default caps, all in tokens, and a cap for the steps no checkpoint covers', () => {
     expect(DEFAULT_REBUILD_CAPS).toEqual({
       checkpoint: 11_000,
       uncovered: 4_000,

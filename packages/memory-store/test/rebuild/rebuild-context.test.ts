@@ -18,7 +18,7 @@ const prompt = (name: Parameters<typeof loadPrompt>[0]): string => loadPrompt(na
 describe('renderRebuildContext: order and shape', () => {
   const rendered = renderRebuildContext(fullSizeInput());
 
-  it('renders every section in reference §9.5 order, joined by blank lines', () => {
+  it('renders every section in its order, joined by blank lines', () => {
     expect(rendered).not.toBeNull();
     if (rendered === null) return;
     expect(rendered.sections.map((s) => s.name)).toEqual([...REBUILD_SECTION_NAMES]);

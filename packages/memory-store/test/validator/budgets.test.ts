@@ -24,7 +24,7 @@ function refusal(config: unknown): MemoryStoreError {
 }
 
 describe('DEFAULT_BUDGETS', () => {
-  it('has the SPEC §2.4 values, with sections summing exactly to each total (fix of reference §7.5 #2)', () => {
+  it('has the default values, with sections summing exactly to each total', () => {
     expect(DEFAULT_BUDGETS.checkpoint).toEqual({
       total: 11_000,
       sections: {

@@ -246,7 +246,7 @@ describe('validateMemoryFiles', () => {
     ).toEqual([]);
   });
 
-  it('never asks for the legacy Topic: line or ### sub-sections (reference §7.5 #1)', () => {
+  it('never asks for the legacy Topic: line or ### sub-sections', () => {
     const details = validateMemoryFiles(validInput({ checkpoint: template, userRequestExists: true })).map((v) => v.detail);
     expect(details.join('\n')).not.toMatch(/Topic:|### (Execution context|Live resources|Session metadata|Discovered|Dead ends)/);
   });

@@ -259,7 +259,7 @@ export class BatonDaemon {
   }
 
   /**
-   * Start-up repair (SPEC §2.5): finishes memory commits a crash interrupted (roll forward from the history store)
+   * Start-up repair: finishes memory commits a crash interrupted (roll forward from the history store)
    * and drops staging trees of writers that died with the previous process.
    */
   async #recover(memoryRoot: string): Promise<void> {

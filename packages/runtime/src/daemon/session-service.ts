@@ -434,7 +434,7 @@ export class SessionService {
   }
 
   /**
-   * Rebuild (SPEC §2.6): the answer may come much later (after a writer, a render or a compaction), so the mailbox is
+   * Rebuild: the answer may come much later (after a writer, a render or a compaction), so the mailbox is
    * released while it is prepared. One rebuild at a time per session.
    */
   async rebuild(

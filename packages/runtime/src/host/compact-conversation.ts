@@ -34,7 +34,7 @@ const MIN_TAIL_SHARE = 0.5;
 const MAX_ATTEMPTS = 4;
 
 /**
- * The compaction fallback (SPEC §2.6): a summary of the conversation up to `boundary` in the session's API — one
+ * The compaction fallback: a summary of the conversation up to `boundary` in the session's API — one
  * model request, or, when the model cannot be reached, fails, or the agent's own compaction is being answered (no
  * upstream call then), a deterministic extractive summary — and the tail after it. Like a rendered rebuild it is
  * fitted into the session's usable window by its calibrated count: the tail is cut to its newest steps when it would

@@ -12,7 +12,7 @@ import { textOf } from '../rebuild/message-text.ts';
 /** The payload of the `rebuild.rendered` input. */
 export type RebuildRendered = Extract<SessionInputRecord, { type: 'rebuild.rendered' }>['payload'];
 
-/** Newest main-slice messages whose user texts go into "recent user input" (reference §9.5). */
+/** Newest main-slice messages whose user texts go into "recent user input". */
 const RECENT_WINDOW = 200;
 
 async function readOrNull(path: string): Promise<string | null> {
@@ -37,7 +37,7 @@ export function boundaryMessage(api: ProviderApi, id: string, text: string): Mes
 }
 
 /**
- * Renders the rebuilt context for a session (SPEC §2.6): the boundary message from the memory files, and the preserved
+ * Renders the rebuilt context for a session: the boundary message from the memory files, and the preserved
  * tail after the watermark with compactable tool outputs cleared — fitted into the session's usable window by its
  * calibrated count (`fitRebuild`). Returns the payload of the `rebuild.rendered` input; `ok: false` when the
  * checkpoint is gone or nothing could be rendered (the rebuild then reports `insert-failed`).

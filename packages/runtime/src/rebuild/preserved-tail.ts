@@ -1,6 +1,6 @@
 import { keepingToolCalls, keepingToolResults, viewOf, type Message } from '@baton/protocol';
 
-/** Tools whose old outputs a rebuild clears (reference §2.7), compared case-insensitively with `-`/`_` ignored. */
+/** Tools whose old outputs a rebuild clears, compared case-insensitively with `-`/`_` ignored. */
 const COMPACTABLE = ['read', 'readfile', 'viewimage', 'view', 'bash', 'shell', 'localshell', 'grep', 'glob', 'webfetch', 'websearch', 'edit', 'editfile', 'write', 'writefile', 'multiedit', 'applypatch', 'codesearch', 'strreplace', 'cat', 'search', 'listfiles', 'findfiles'];
 
 const norm = (s: string): string => s.toLowerCase().replace(/[-_]/g, '');
@@ -17,7 +17,7 @@ export function isBatonBoundary(m: Message): boolean {
 /**
  * The preserved tail of a rebuild: the context's messages after the watermark; when the watermark is no longer in the
  * context (an earlier rebuild already replaced it), every message except Baton's own boundary messages, so the tail
- * and a pending user message are never dropped (fix of reference §7.6-G). The tail is a valid request in the
+ * and a pending user message are never dropped. The tail is a valid request in the
  * session's API: tool results whose call is not in the tail (orphans) are dropped, calls nobody answered are dropped
  * except in the last assistant turn, and a Responses reasoning item stays only right before the item it belongs to (one
  * at the watermark comes along with that item).

@@ -48,7 +48,7 @@ interface SessionReplay {
 }
 
 /**
- * Determinism check of one session (SPEC §3). Re-folds the session stream from `session.opened` through the same host
+ * Determinism check of one session. Re-folds the session stream from `session.opened` through the same host
  * the daemon uses (the session machine and what its host keeps) and compares every `decision` record with the
  * recomputed `{ state, effects }`; a missing decision is not a divergence (decisions are derived and appended without
  * waiting). Every `snapshot` record must equal the re-folded state at that point, and loading from the newest one and

@@ -8,7 +8,7 @@ import { NoEndpointError } from '../model/model-clients.ts';
 const OVERFLOW = /context length|maximum context|too many tokens|prompt is too long|context window/i;
 
 /**
- * Classifies an error of the `openai` or `@anthropic-ai/sdk` SDK into a writer failure (SPEC §2.5, reference §3.5):
+ * Classifies an error of the `openai` or `@anthropic-ai/sdk` SDK into a writer failure:
  * 429, 5xx (Anthropic's 529 overloaded included) and network errors are transient and retryable; context overflow is
  * `overflow`; 401/403 (or no endpoint configured for the session's API) are `auth`; an abort is `cancelled`.
  */

@@ -1,5 +1,5 @@
 /**
- * Maps Baton's writer tools onto the agent's own tools for fork mode (SPEC §2.3): the request must carry the agent's
+ * Maps Baton's writer tools onto the agent's own tools for fork mode: the request must carry the agent's
  * tool definitions unchanged, so the writer calls the agent's names and Baton runs its sandboxed implementation.
  */
 

@@ -61,7 +61,7 @@ export function renderUserRequests(requests: readonly string[]): string {
   return renderPrompt('writer-user-requests', { REQUESTS: requests.map((r) => r.split('\n').map((line) => `> ${line}`).join('\n')).join('\n\n') }).trimEnd();
 }
 
-/** The writer task message (SPEC §2.3): our prompt text with the four absolute paths and the inlined task tree. */
+/** The writer task message: our prompt text with the four absolute paths and the inlined task tree. */
 export function composeWriterTask(options: {
   readonly paths: MemoryPaths;
   readonly tools: readonly string[];

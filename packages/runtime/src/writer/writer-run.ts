@@ -293,7 +293,7 @@ export class WriterRun {
     const spec = this.#spec;
     const hasConversation = spec.prefix.some((m) => m['role'] !== 'system');
     if (!hasConversation) {
-      // No fork prefix means nothing to record: never a success (fix of reference §10.5).
+      // No fork prefix means nothing to record: never a success.
       return { type: 'writer.prepare_failed', outcome: 'skipped', reason: 'no conversation prefix to fork' };
     }
     let progress: string;

@@ -4,7 +4,7 @@ import { renderTaskTree } from './writer-prompt.ts';
 import { runShell } from './shell-tool.ts';
 import type { ToolMap, WriterToolName } from './tool-map.ts';
 
-/** Writer tools Baton implements (SPEC §2.3); any other tool is answered "Tool not permitted". */
+/** Writer tools Baton implements; any other tool is answered "Tool not permitted". */
 export const IMPLEMENTED_TOOLS: readonly WriterToolName[] = ['read', 'write', 'edit', 'apply_patch', 'glob', 'grep', 'task', 'shell'];
 
 export interface ToolContext {

@@ -50,7 +50,7 @@ export interface WorkspaceVerdict {
 const describe = (v: Violation): string => `${v.file}: ${v.rule}: ${v.detail}`;
 
 /**
- * A writer's staged workspace (SPEC §2.5): the writer edits copies under its staging root; the validator reads the
+ * A writer's staged workspace: the writer edits copies under its staging root; the validator reads the
  * copies; a commit replaces the live files atomically and records every version; anything else leaves the live
  * tree untouched.
  */

@@ -34,7 +34,7 @@ function append(ctx: SessionContext, event: Extract<SessionEvent, { type: 'messa
   }
   let next: SessionContext = { ...ctx, index, tokens, usageRecovered };
   // Rungs are only consumed when a writer could run now: disabled switches and a busy writer leave them armed.
-  // A usage already recovered by a rebuild fires nothing (reference §9.6).
+  // A usage already recovered by a rebuild fires nothing.
   const canFire = next.input.checkpointEnabled && !next.input.memoryWriteDisabled && !next.draining && !next.usageRecovered && next.writer === null;
   if (!canFire) return next;
   const fresh = next.input.thresholds.filter((t) => t <= tokens && !next.crossed.includes(t));

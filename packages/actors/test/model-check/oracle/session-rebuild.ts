@@ -45,13 +45,13 @@ function render(ctx: SessionContext, rebuild: RebuildInProgress, effects: Sessio
 function wait(ctx: SessionContext, rebuild: RebuildInProgress, ms: number, effects: SessionEffect[]): SessionContext {
   const id = timerId(ctx);
   effects.push({ kind: 'timer.start', timerId: id, ms });
-  // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status (reference §9.2 step 5);
-  // only a wait before rendering a usable checkpoint is "Preparing conversation context…" (reference §9.5).
+  // Waiting for a checkpoint to be written keeps the writer's "Writing checkpoint…" status;
+  // only a wait before rendering a usable checkpoint is "Preparing conversation context…".
   if (rebuild.mode === 'usable') effects.push({ kind: 'publish', event: { type: 'status', text: 'Preparing conversation context…' } });
   return { ...ctx, rebuild: { ...rebuild, phase: 'waiting', timerId: id, writerId: ctx.writer?.writerId ?? null } };
 }
 
-/** The decision chain of SPEC §2.6 / reference §9.2, run when a rebuild is requested. */
+/** The rebuild decision chain, run when a rebuild is requested. */
 function requested(ctx: SessionContext, event: Events<'rebuild.requested'>, effects: SessionEffect[]): SessionContext {
   if (ctx.rebuild !== null) {
     // One rebuild at a time; the runtime refuses a second one before logging it, so this is only a guard.

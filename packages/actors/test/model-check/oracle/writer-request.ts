@@ -13,7 +13,7 @@ export type RequestResult = { result: 'started' | 'queued' | 'skipped'; reason?:
 
 /**
  * Tries to claim the writer slot for one request. The slot is claimed in the same step that decides to start
- * (reference §7.6-I fix), so two requests can never both start a writer.
+ * , so two requests can never both start a writer.
  */
 export function requestWriter(ctx: SessionContext, trigger: WriterTrigger, effects: SessionEffect[], rung: number | null = null): [SessionContext, RequestResult] {
   const { input } = ctx;

@@ -15,7 +15,7 @@ export interface CheckpointTemplate {
   readonly sections: readonly TemplateSection[];
 }
 
-/** Number of sections of a checkpoint (reference §5.2). */
+/** Number of sections of a checkpoint. */
 export const SECTION_COUNT = 11;
 
 const DEFAULT_SECTIONS: readonly (readonly [string, string])[] = [

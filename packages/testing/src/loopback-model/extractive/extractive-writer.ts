@@ -9,7 +9,7 @@ import { findWriterTask, inlinedTaskTree, isReflection, type WriterPaths } from 
 import { catCall, fileEffects, patchCall, pickShellPatchTools, shellOutput, wholeFilePatch, type ShellPatchTools } from './shell-patch-tools.ts';
 import { callArguments, pathOf, pickWriterTools, writesContent, type ToolBinding } from './writer-tools.ts';
 
-/** The completion signal of a writer turn (reference §6.3). */
+/** The completion signal of a writer turn. */
 export const CHECKPOINT_COMPLETE = 'CHECKPOINT_COMPLETE';
 
 /**

@@ -1,6 +1,6 @@
 import type { ConversationItem } from '../conversation-view.ts';
 
-/** The four absolute paths a writer task states (SPEC §2.3). Only `checkpoint` is required. */
+/** The four absolute paths a writer task states. Only `checkpoint` is required. */
 export interface WriterPaths {
   readonly checkpoint: string;
   readonly memory: string | undefined;
