@@ -1,16 +1,14 @@
-import { NatsTransport } from '@baton/client';
 import { ClusterError, clusterNames, readClusterStatus, type AssetStatus, type ClusterStatus } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
-import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
-import { errorLine as message } from '../shutdown-signal.ts';
+import { connectNats } from '../daemon/nats-connection.ts';
+import type { ClusterStatusFlags } from '../flags/command-flags.ts';
+import { EXIT } from '../exit-codes.ts';
 
-export interface ClusterStatusOptions extends NatsConnectionFlags {
-  readonly prefix?: string;
-  readonly json: boolean;
-}
+/** `baton cluster status`'s options: its flags as parsed. */
+export type ClusterStatusOptions = ClusterStatusFlags;
 
 /** Exit codes of `baton cluster status`: 0 ok, 1 bad options, 2 no NATS server or no cluster on the prefix. */
-export const CLUSTER_EXIT = { ok: 0, usage: 1, unreachable: 2 } as const;
+export const CLUSTER_EXIT = { ok: EXIT.ok, usage: EXIT.failed, unreachable: EXIT.notFound } as const;
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
@@ -42,24 +40,11 @@ export function clusterStatusText(status: ClusterStatus): string[] {
  * heartbeat and its age, each session's owner, the replicated log's and the KV bucket's replicas with their lag.
  */
 export async function runClusterStatus(options: ClusterStatusOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
-  let connect;
-  try {
-    connect = await natsConnectionOptions(options, env);
-  } catch (err) {
-    if (!(err instanceof NatsOptionError)) throw err;
-    io.err(`baton cluster status: ${err.message}`);
-    return CLUSTER_EXIT.usage;
-  }
-  let transport: NatsTransport;
-  try {
-    transport = await NatsTransport.connect({ ...connect, name: `baton-cluster-status-${process.pid}`, maxReconnectAttempts: 0 });
-  } catch (err) {
-    io.err(`baton cluster status: cannot connect to NATS at ${options.nats}: ${message(err)}`);
-    return CLUSTER_EXIT.unreachable;
-  }
+  const transport = await connectNats('cluster status', options, env, io, { name: `baton-cluster-status-${process.pid}`, maxReconnectAttempts: 0 });
+  if (typeof transport === 'number') return transport;
   try {
     const status = await readClusterStatus(transport.connection, clusterNames(options.prefix), Date.now);
-    if (options.json) io.out(JSON.stringify(status));
+    if (options.json === true) io.out(JSON.stringify(status));
     else for (const line of clusterStatusText(status)) io.out(line);
     return CLUSTER_EXIT.ok;
   } catch (err) {

@@ -1,48 +1,28 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer, type Residency } from '@baton/runtime';
-import { NatsTransport } from '@baton/client';
+import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import { ProtocolError } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine as message, shutdownSignal } from '../shutdown-signal.ts';
 import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
-import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { lockDataDir, type DataDirLock } from '../daemon/data-dir-lock.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
-import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
-import { clusterSettingsOf, type ClusterFlags } from '../daemon/cluster-flags.ts';
-import { natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
+import { createStderrLogger, daemonLoggerOf } from '../daemon/pino-daemon-logger.ts';
+import { clusterSettingsOf, type ClusterFlagSpelling } from '../daemon/cluster-flags.ts';
+import { connectNats } from '../daemon/nats-connection.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { DaemonFlags } from '../flags/command-flags.ts';
 
-export interface DaemonCommandOptions extends NatsConnectionFlags {
-  readonly dataDir: string;
-  readonly poolSize: number;
-  /** Heap limit of each worker thread in MiB (`--worker-heap-mb`; default the runtime's). */
-  readonly workerHeapMb?: number;
-  /** Requests the daemon may have queued over all its sessions (`--max-queued-requests`; overrides the config file's). */
-  readonly maxQueuedRequests?: number;
-  readonly writerModel?: string;
-  readonly prefix?: string;
-  readonly logLevel: LogLevel;
-  /** How long SIGTERM/SIGINT waits for running writers before cancelling them. */
-  readonly drainTimeoutMs: number;
-  /** When sessions leave memory (`--idle-unload`, `--max-resident-sessions`). */
-  readonly residency?: Partial<Residency>;
-  /** JSON configuration file: budgets, rebuild caps, tail policy. */
-  readonly config?: string;
-  /** Serve Prometheus metrics on `http://<host:port>/metrics`. */
-  readonly metrics?: MetricsAddress;
-  /** `--cluster`, `--durability`, `--replicas`, `--lease-ms`. */
-  readonly clusterFlags?: ClusterFlags;
-  /** `--require-scoped-subjects`: serve the project-scoped subjects only. */
-  readonly requireScopedSubjects?: boolean;
-}
+/** `baton daemon`'s options: its flags as parsed, and how the command line spelled the renamed ones. */
+export type DaemonCommandOptions = DaemonFlags & { readonly spelled?: ClusterFlagSpelling };
 
 /**
  * `baton daemon`: connects to NATS, opens the LMDB log in `<data>/events`, serves protocol v1 until SIGTERM/SIGINT
  * (with its pid in `<data>/daemon.pid`, see `runningDaemonPid`), then stops the daemon, closes the log and the
  * connection and returns 0. Configuration errors return 1 with one line on stderr, and so does a data directory
- * another process holds (its lock is taken before anything else is opened, and kept until the process ends).
+ * another process holds (its lock is taken before anything else is opened, and kept until the process ends); a NATS
+ * server it cannot connect to returns 2 (see `EXIT`).
  */
 export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
@@ -53,18 +33,16 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   } catch (err) {
     if (err instanceof EnvError) {
       io.err(`baton daemon: ${err.message}`);
-      return 1;
+      return EXIT.failed;
     }
     throw err;
   }
-  let connect;
   let cluster;
   try {
-    connect = await natsConnectionOptions(options, env);
-    cluster = clusterSettingsOf(options.clusterFlags ?? {});
+    cluster = clusterSettingsOf(options, options.spelled);
   } catch (err) {
     io.err(`baton daemon: ${message(err)}`);
-    return 1;
+    return EXIT.failed;
   }
   const dataDir = resolve(options.dataDir);
   let lock: DataDirLock;
@@ -72,20 +50,17 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     lock = lockDataDir(dataDir);
   } catch (err) {
     io.err(`baton daemon: ${message(err)}`);
-    return 1;
+    return EXIT.failed;
   }
   const logger = createStderrLogger(options.logLevel);
   // Subscribe before the first await that could be interrupted, so an early SIGTERM still shuts down cleanly.
   const signal = shutdownSignal();
-  let transport: NatsTransport;
-  try {
-    // In cluster mode the connection never gives up: a node that goes away is replaced by another one of the list.
-    transport = await NatsTransport.connect({ ...connect, name: `baton-daemon-${process.pid}`, ...(cluster !== null ? { maxReconnectAttempts: -1 } : {}) });
-  } catch (err) {
-    io.err(`baton daemon: cannot connect to NATS at ${options.nats}: ${message(err)}`);
+  // In cluster mode the connection never gives up: a node that goes away is replaced by another one of the list.
+  const transport = await connectNats('daemon', options, env, io, { name: `baton-daemon-${process.pid}`, ...(cluster !== null ? { maxReconnectAttempts: -1 } : {}) });
+  if (typeof transport === 'number') {
     signal.dispose();
     lock.release();
-    return 1;
+    return transport;
   }
   let log: LmdbEventLog;
   try {
@@ -96,7 +71,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await transport.close();
     signal.dispose();
     lock.release();
-    return 1;
+    return EXIT.failed;
   }
   let config: DaemonConfig = {};
   try {
@@ -107,7 +82,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await transport.close();
     signal.dispose();
     lock.release();
-    return 1;
+    return EXIT.failed;
   }
   // Bound before the daemon starts, so a port in use fails start-up with nothing to undo but the log and connection.
   const metrics = options.metrics !== undefined ? new DaemonMetrics() : null;
@@ -121,7 +96,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       await transport.close();
       signal.dispose();
       lock.release();
-      return 1;
+      return EXIT.failed;
     }
   }
   let daemon: BatonDaemon;
@@ -139,7 +114,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
       checkpointDisabled: checkpointDisabledFromEnv(env),
       logger: daemonLoggerOf(logger),
-      ...(options.residency !== undefined ? { residency: options.residency } : {}),
+      residency: { idleMs: options.idleUnload, ...(options.maxResidentSessions !== undefined ? { maxResident: options.maxResidentSessions } : {}) },
       ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
       ...(metrics !== null ? { observer: metrics } : {}),
       ...(cluster !== null ? { cluster: { ...cluster, connection: transport.connection } } : {}),
@@ -151,7 +126,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await transport.close();
     signal.dispose();
     lock.release();
-    return 1;
+    return EXIT.failed;
   }
   metrics?.watch(daemon);
   writeDaemonPid(dataDir);
@@ -185,10 +160,10 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
     await metricsServer?.close();
     signal.dispose();
     lock.release();
-    return 1;
+    return EXIT.failed;
   }
-  logger.info({ signal: received, drainTimeoutMs: options.drainTimeoutMs }, 'draining');
-  const report = await daemon.stop({ drainTimeoutMs: options.drainTimeoutMs });
+  logger.info({ signal: received, drainTimeoutMs: options.drainTimeout }, 'draining');
+  const report = await daemon.stop({ drainTimeoutMs: options.drainTimeout });
   logger.info(report, 'drained');
   await log.close();
   removeDaemonPid(dataDir);
@@ -196,5 +171,5 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
   await metricsServer?.close();
   lock.release();
   logger.info('stopped');
-  return 0;
+  return EXIT.ok;
 }

@@ -1,32 +1,16 @@
-import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonClient } from '@baton/client';
 import { resolve } from 'node:path';
 import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
-import type { MetricsAddress } from '../daemon/metrics-address.ts';
-import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
-import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
+import { createStderrLogger, daemonLoggerOf } from '../daemon/pino-daemon-logger.ts';
+import { connectNats } from '../daemon/nats-connection.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { GatewayFlags } from '../flags/command-flags.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 
-export interface GatewayCommandOptions extends NatsConnectionFlags {
-  readonly upstream: string;
-  /** Where the gateway keeps its ownership secret (`gateway-owner.secret`, created at first start). */
-  readonly dataDir: string;
-  readonly prefix?: string;
-  readonly host: string;
-  readonly port: number;
-  readonly project: string;
-  readonly contextWindow?: number;
-  /** Path prefixes forwarded besides the provider API paths. */
-  readonly passthrough?: readonly string[];
-  /** How long the upstream may take to start its reply and between parts of it (default 10 min). */
-  readonly upstreamTimeoutMs?: number;
-  /** What rebuilt contexts may refer to (default `auto`). */
-  readonly rebuiltContext?: 'auto' | 'local' | 'remote';
-  readonly logLevel: LogLevel;
-  /** Serve the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
-  readonly metrics?: MetricsAddress;
-}
+/** `baton gateway`'s options: its flags as parsed. */
+export type GatewayCommandOptions = GatewayFlags;
 
 /** How to point an agent at a running gateway. */
 export function agentHint(baseURL: string): string[] {
@@ -43,24 +27,10 @@ export function agentHint(baseURL: string): string[] {
  * conversations in the daemon reached over NATS. Runs until SIGTERM/SIGINT.
  */
 export async function runGateway(options: GatewayCommandOptions, io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let connect;
-  try {
-    connect = await natsConnectionOptions(options, env);
-  } catch (err) {
-    if (!(err instanceof NatsOptionError)) throw err;
-    io.err(`baton gateway: ${err.message}`);
-    return 1;
-  }
+  const transport = await connectNats('gateway', options, env, io, { name: `baton-gateway-${process.pid}` });
+  if (typeof transport === 'number') return transport;
   const logger = createStderrLogger(options.logLevel);
   const signal = shutdownSignal();
-  let transport: NatsTransport;
-  try {
-    transport = await NatsTransport.connect({ ...connect, name: `baton-gateway-${process.pid}` });
-  } catch (err) {
-    io.err(`baton gateway: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
-    signal.dispose();
-    return 1;
-  }
   const metrics = options.metrics !== undefined ? new GatewayMetrics() : null;
   let metricsServer: MetricsServer | null = null;
   if (options.metrics !== undefined && metrics !== null) {
@@ -70,7 +40,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       io.err(`baton gateway: cannot serve metrics on ${options.metrics.host}:${options.metrics.port}: ${errorLine(err)}`);
       await transport.close();
       signal.dispose();
-      return 1;
+      return EXIT.failed;
     }
   }
   let gateway: BatonGateway;
@@ -84,8 +54,8 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
-      ...(options.upstreamTimeoutMs !== undefined ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
-      ...(options.rebuiltContext !== undefined ? { rebuiltContext: options.rebuiltContext } : {}),
+      ...(options.upstreamTimeout !== undefined ? { upstreamTimeoutMs: options.upstreamTimeout } : {}),
+      rebuiltContext: options.rebuiltContext,
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics } : {}),
     });
@@ -94,7 +64,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
     await metricsServer?.close();
     await transport.close();
     signal.dispose();
-    return 1;
+    return EXIT.failed;
   }
   logger.info({ upstream: options.upstream, nats: options.nats, baseURL: gateway.baseURL }, 'gateway started');
   for (const line of agentHint(gateway.baseURL)) io.out(line);
@@ -103,5 +73,5 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
   await gateway.close();
   await transport.close();
   await metricsServer?.close();
-  return 0;
+  return EXIT.ok;
 }

@@ -1,15 +1,15 @@
 import { InspectorError, startInspector } from '@baton/inspector';
 import type { CliIo } from '../cli-io.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { INSPECT_FLAGS } from '../flags/command-flags.ts';
+import type { FlagValues } from '../flags/flag.ts';
 
-export interface InspectOptions {
-  readonly dataDir: string;
-  readonly host: string;
-  readonly port: number;
-}
+/** `baton inspect`'s options: its flags as parsed. */
+export type InspectOptions = FlagValues<typeof INSPECT_FLAGS>;
 
 /** Exit codes of `baton inspect`: 0 stopped by a signal, 1 could not listen, 2 no event log in the data directory. */
-export const INSPECT_EXIT = { ok: 0, failed: 1, notFound: 2 } as const;
+export const INSPECT_EXIT = { ok: EXIT.ok, failed: EXIT.failed, notFound: EXIT.notFound } as const;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 

@@ -17,13 +17,14 @@ import {
   type VersionView,
 } from '../memory/memory-history.ts';
 import { MemoryCommandError, scopePath } from '../memory/memory-scope.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export interface MemoryOptions {
   readonly dataDir: string;
 }
 
 /** Exit codes of `baton memory`: 0 ok, 1 refused (a daemon is running) or failed, 2 unknown scope, version or log. */
-export const MEMORY_EXIT = { ok: 0, refused: 1, notFound: 2 } as const;
+export const MEMORY_EXIT = { ok: EXIT.ok, refused: EXIT.failed, notFound: EXIT.notFound } as const;
 
 const SHORT_HASH = 12;
 

@@ -4,6 +4,7 @@ import { OWNER_SECRET_FILE, loadOwnerSecret, ownerDigest } from '@baton/gateway'
 import { LmdbEventLog, bindSessionOwner, sessionOwner } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { runningDaemonPid } from '../daemon/daemon-pid-file.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export interface RebindOptions {
   readonly dataDir: string;
@@ -14,7 +15,7 @@ export interface RebindOptions {
 }
 
 /** Exit codes of `baton rebind`. */
-export const REBIND_EXIT = { ok: 0, refused: 1, notFound: 2 } as const;
+export const REBIND_EXIT = { ok: EXIT.ok, refused: EXIT.failed, notFound: EXIT.notFound } as const;
 
 /**
  * `baton rebind <session>`: a user rotated their API key; their gateway sessions are bound to the new one. Run by

@@ -11,6 +11,7 @@ import {
 import type { CliIo } from '../cli-io.ts';
 import { rewrittenRequests } from '../format/rewritten-requests.ts';
 import { timelineHeader, timelineJson, timelineLine } from '../format/timeline-format.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export interface ReplayOptions {
   readonly dataDir: string;
@@ -19,7 +20,7 @@ export interface ReplayOptions {
 }
 
 /** Exit codes of `baton replay`. */
-export const REPLAY_EXIT = { ok: 0, divergence: 1, notFound: 2 } as const;
+export const REPLAY_EXIT = { ok: EXIT.ok, divergence: EXIT.failed, notFound: EXIT.notFound } as const;
 
 function valueAt(value: unknown, path: string): unknown {
   let current = value;

@@ -1,51 +1,29 @@
-import { BatonClient, BatonRequestError, NatsTransport, TransportError } from '@baton/client';
+import { BatonClient, BatonRequestError, TransportError } from '@baton/client';
 import { DEFAULT_SESSIONS_PAGE, type RuntimeSession } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
-import { errorLine as message } from '../shutdown-signal.ts';
 import { sessionsTable, statusBlock } from '../format/runtime-format.ts';
-import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
+import { connectNats } from '../daemon/nats-connection.ts';
+import type { SessionsFlags, StatusFlags } from '../flags/command-flags.ts';
+import { EXIT } from '../exit-codes.ts';
 
-export interface RuntimeCommandOptions extends NatsConnectionFlags {
-  readonly prefix?: string;
-  readonly json: boolean;
-  /** How long to wait for the daemon's reply. */
-  readonly timeoutMs: number;
-}
+/** `baton status`'s options: its flags as parsed (`timeout` in milliseconds). */
+export type RuntimeCommandOptions = StatusFlags;
 
-export interface SessionsOptions extends RuntimeCommandOptions {
-  /** One page of at most this many sessions (the reply's `next` says where the following one starts); absent: all. */
-  readonly limit?: number;
-  /** List the sessions after this id (a previous page's `next`). */
-  readonly after?: string;
-  /** That project's sessions only, asked on the project's own subject. */
-  readonly project?: string;
-}
+/** `baton sessions`' options: its flags as parsed. */
+export type SessionsOptions = SessionsFlags;
 
 /** Exit codes of `baton status` and `baton sessions` (`notServing`: the daemon answered but does not serve yet). */
-export const RUNTIME_EXIT = { ok: 0, refused: 1, unreachable: 2, notServing: 3 } as const;
+export const RUNTIME_EXIT = { ok: EXIT.ok, refused: EXIT.failed, unreachable: EXIT.notFound, notServing: EXIT.notServing } as const;
 
 /**
  * Connects to NATS, runs one command's requests and closes the connection. No NATS server, or no daemon answering on
  * the prefix (`no_responders`, `timeout`): one line on stderr naming the URL, exit 2. An error reply: exit 1.
  */
 async function withDaemon(command: string, options: RuntimeCommandOptions & { readonly project?: string }, io: CliIo, env: NodeJS.ProcessEnv, run: (client: BatonClient) => Promise<number>): Promise<number> {
-  let connect;
-  try {
-    connect = await natsConnectionOptions(options, env);
-  } catch (err) {
-    if (!(err instanceof NatsOptionError)) throw err;
-    io.err(`baton ${command}: ${err.message}`);
-    return RUNTIME_EXIT.refused;
-  }
-  let transport: NatsTransport;
-  try {
-    transport = await NatsTransport.connect({ ...connect, name: `baton-${command}-${process.pid}`, maxReconnectAttempts: 0 });
-  } catch (err) {
-    io.err(`baton ${command}: cannot connect to NATS at ${options.nats}: ${message(err)}`);
-    return RUNTIME_EXIT.unreachable;
-  }
+  const transport = await connectNats(command, options, env, io, { name: `baton-${command}-${process.pid}`, maxReconnectAttempts: 0 });
+  if (typeof transport === 'number') return transport;
   const client = new BatonClient(transport, {
-    timeoutMs: options.timeoutMs,
+    timeoutMs: options.timeout,
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
     ...(options.project !== undefined ? { project: options.project } : {}),
   });
@@ -53,7 +31,7 @@ async function withDaemon(command: string, options: RuntimeCommandOptions & { re
     return await run(client);
   } catch (err) {
     if (err instanceof TransportError && (err.code === 'no_responders' || err.code === 'timeout')) {
-      const why = err.code === 'timeout' ? `no reply within ${options.timeoutMs} ms` : 'nothing subscribes to it';
+      const why = err.code === 'timeout' ? `no reply within ${options.timeout} ms` : 'nothing subscribes to it';
       io.err(`baton ${command}: no daemon answered on prefix ${client.subjects.prefix} at ${options.nats} (${why})`);
       return RUNTIME_EXIT.unreachable;
     }
@@ -78,7 +56,7 @@ async function withDaemon(command: string, options: RuntimeCommandOptions & { re
 export async function runStatus(options: RuntimeCommandOptions, io: CliIo, env: NodeJS.ProcessEnv = {}): Promise<number> {
   return await withDaemon('status', options, io, env, async (client) => {
     const reply = await client.runtimeStatus();
-    if (options.json) io.out(JSON.stringify(reply));
+    if (options.json === true) io.out(JSON.stringify(reply));
     else for (const line of statusBlock(reply, options.nats)) io.out(line);
     return reply.serving === false ? RUNTIME_EXIT.notServing : RUNTIME_EXIT.ok;
   });
@@ -106,7 +84,7 @@ export async function runSessions(options: SessionsOptions, io: CliIo, env: Node
       }
       reply = { ok: true, daemon_id: reply.daemon_id, sessions };
     }
-    if (options.json) io.out(JSON.stringify(reply));
+    if (options.json === true) io.out(JSON.stringify(reply));
     else for (const line of sessionsTable(reply)) io.out(line);
     return RUNTIME_EXIT.ok;
   });

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BatonClient, MemoryBus, NatsTransport, type Transport } from '@baton/client';
+import { BatonClient, MemoryBus, type Transport } from '@baton/client';
 import { BatonGateway, GatewayMetrics, loadOwnerSecret } from '@baton/gateway';
 import { InspectorData, startInspector, type InspectorServer } from '@baton/inspector';
 import { BatonDaemon, DaemonMetrics, LmdbEventLog, PrefixInUseError, processMetrics, startMetricsServer, type MetricsServer } from '@baton/runtime';
@@ -8,44 +8,24 @@ import { ProtocolError } from '@baton/protocol';
 import type { CliIo } from '../cli-io.ts';
 import { removeDaemonPid, writeDaemonPid } from '../daemon/daemon-pid-file.ts';
 import { lockDataDir, type DataDirLock } from '../daemon/data-dir-lock.ts';
-import type { MetricsAddress } from '../daemon/metrics-address.ts';
 import { EnvError, anthropicEndpointFromEnv, checkpointDisabledFromEnv, modelEndpointFromEnv } from '../daemon/model-endpoint-env.ts';
-import { createStderrLogger, daemonLoggerOf, type LogLevel } from '../daemon/pino-daemon-logger.ts';
-import { NatsOptionError, natsConnectionOptions, type NatsConnectionFlags } from '../daemon/nats-connection.ts';
+import { loadDaemonConfig, type DaemonConfig } from '../daemon/daemon-config.ts';
+import { createStderrLogger, daemonLoggerOf } from '../daemon/pino-daemon-logger.ts';
+import { connectNats } from '../daemon/nats-connection.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { UpFlags } from '../flags/command-flags.ts';
 import { errorLine, shutdownSignal } from '../shutdown-signal.ts';
 import { agentHint } from './gateway-command.ts';
 
-export interface UpCommandOptions extends Partial<Omit<NatsConnectionFlags, 'nats'>> {
-  readonly dataDir: string;
-  /** Serve the daemon on this NATS server too; without it everything stays in this process. */
-  readonly nats?: string;
-  /** The provider agents talk to; default `OPENAI_BASE_URL`. */
-  readonly upstream?: string;
-  readonly host: string;
-  readonly port: number;
-  readonly poolSize: number;
-  readonly project: string;
-  readonly contextWindow?: number;
-  /** Path prefixes forwarded besides the provider API paths. */
-  readonly passthrough?: readonly string[];
-  /** How long the upstream may take to start its reply and between parts of it (default 10 min). */
-  readonly upstreamTimeoutMs?: number;
-  /** What rebuilt contexts may refer to (default `auto`). */
-  readonly rebuiltContext?: 'auto' | 'local' | 'remote';
-  readonly logLevel: LogLevel;
-  /** Serve the daemon's and the gateway's Prometheus metrics on `http://<host:port>/metrics`. */
-  readonly metrics?: MetricsAddress;
-  /** Serve the web inspector there too, reading the daemon's own log. */
-  readonly inspect?: MetricsAddress;
-  /**
-   * Whose key writers call the model with: `daemon` (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY`, the default) or `agent`
-   * (the key of the session's latest call the upstream accepted, held in memory only; the daemon's until there is one).
-   */
-  readonly writerKey?: WriterKeySource;
-}
+/**
+ * `baton up`'s options: its flags as parsed. `writerKey` says whose key writers call the model with: `daemon`
+ * (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY`, the default) or `agent` (the key of the session's latest call the upstream
+ * accepted, held in memory only; the daemon's until there is one).
+ */
+export type UpCommandOptions = UpFlags;
 
 /** Whose API key the writers of `baton up` use. */
-export type WriterKeySource = 'daemon' | 'agent';
+export type WriterKeySource = UpFlags['writerKey'];
 
 /**
  * `baton up`: the daemon and the gateway in one process — an in-process transport (or `--nats`), the event log and
@@ -56,12 +36,19 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   let model;
   let anthropic;
   try {
-    model = modelEndpointFromEnv(env, undefined);
+    model = modelEndpointFromEnv(env, options.writerModel);
     anthropic = anthropicEndpointFromEnv(env);
   } catch (err) {
     if (!(err instanceof EnvError)) throw err;
     io.err(`baton up: ${err.message} (writers call it; the gateway forwards agents to --upstream, default the same URL)`);
-    return 1;
+    return EXIT.failed;
+  }
+  let config: DaemonConfig = {};
+  try {
+    if (options.config !== undefined) config = await loadDaemonConfig(options.config);
+  } catch (err) {
+    io.err(`baton up: ${errorLine(err)}`);
+    return EXIT.failed;
   }
   const upstream = options.upstream ?? model.baseURL;
   const dataDir = resolve(options.dataDir);
@@ -70,7 +57,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     lock = lockDataDir(dataDir);
   } catch (err) {
     io.err(`baton up: ${errorLine(err)}`);
-    return 1;
+    return EXIT.failed;
   }
   const logger = createStderrLogger(options.logLevel);
   const signal = shutdownSignal();
@@ -81,25 +68,17 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     daemonTransport = bus.connect();
     clientTransport = bus.connect();
   } else {
-    let connect;
-    try {
-      connect = await natsConnectionOptions({ ...options, nats: options.nats }, env);
-    } catch (err) {
-      if (!(err instanceof NatsOptionError)) throw err;
-      io.err(`baton up: ${err.message}`);
+    const flags = { ...options, nats: options.nats };
+    const daemonSide = await connectNats('up', flags, env, io, { name: `baton-up-${process.pid}` });
+    const clientSide = typeof daemonSide === 'number' ? daemonSide : await connectNats('up', flags, env, io, { name: `baton-up-gateway-${process.pid}` });
+    if (typeof daemonSide === 'number' || typeof clientSide === 'number') {
+      if (typeof daemonSide !== 'number') await daemonSide.close();
       signal.dispose();
       lock.release();
-      return 1;
+      return typeof daemonSide === 'number' ? daemonSide : (clientSide as number);
     }
-    try {
-      daemonTransport = await NatsTransport.connect({ ...connect, name: `baton-up-${process.pid}` });
-      clientTransport = await NatsTransport.connect({ ...connect, name: `baton-up-gateway-${process.pid}` });
-    } catch (err) {
-      io.err(`baton up: cannot connect to NATS at ${options.nats}: ${errorLine(err)}`);
-      signal.dispose();
-      lock.release();
-      return 1;
-    }
+    daemonTransport = daemonSide;
+    clientTransport = clientSide;
   }
   const metrics = options.metrics !== undefined ? { daemon: new DaemonMetrics(), gateway: new GatewayMetrics() } : null;
   let metricsServer: MetricsServer | null = null;
@@ -112,16 +91,22 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       await daemonTransport.close();
       signal.dispose();
       lock.release();
-      return 1;
+      return EXIT.failed;
     }
   }
   mkdirSync(join(dataDir, 'events'), { recursive: true });
   const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
   const daemon = BatonDaemon.start({
+    ...config,
     transport: daemonTransport,
     log,
     dataDir,
     poolSize: options.poolSize,
+    ...(options.workerHeapMb !== undefined ? { workerResourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb } } : {}),
+    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+    ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
+    residency: { idleMs: options.idleUnload, ...(options.maxResidentSessions !== undefined ? { maxResident: options.maxResidentSessions } : {}) },
+    ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
     model,
     anthropic,
     checkpointDisabled: checkpointDisabledFromEnv(env),
@@ -133,10 +118,10 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   let gateway: BatonGateway | null = null;
   let inspector: InspectorServer | null = null;
   /** Stops everything started so far, the last started first. */
-  const stopAll = async (): Promise<void> => {
+  const stopAll = async (drainTimeoutMs?: number): Promise<void> => {
     await inspector?.close();
     await gateway?.close();
-    await daemon.stop();
+    await daemon.stop(drainTimeoutMs !== undefined ? { drainTimeoutMs } : undefined);
     await clientTransport.close();
     await daemonTransport.close();
     await log.close();
@@ -150,7 +135,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       upstream,
       // Anthropic Messages calls go where the writers of their sessions go, when that is configured.
       ...(anthropic !== null ? { anthropicUpstream: anthropic.baseURL } : {}),
-      client: new BatonClient(clientTransport),
+      client: new BatonClient(clientTransport, { ...(options.prefix !== undefined ? { prefix: options.prefix } : {}) }),
       ownerSecret: loadOwnerSecret(dataDir),
       recordingStalled: (sessionId: string, stalled: boolean) => daemon.sessions.setRecordingStalled(sessionId, stalled),
       host: options.host,
@@ -158,8 +143,8 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       projectId: options.project,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
-      ...(options.upstreamTimeoutMs !== undefined ? { upstreamTimeoutMs: options.upstreamTimeoutMs } : {}),
-      ...(options.rebuiltContext !== undefined ? { rebuiltContext: options.rebuiltContext } : {}),
+      ...(options.upstreamTimeout !== undefined ? { upstreamTimeoutMs: options.upstreamTimeout } : {}),
+      rebuiltContext: options.rebuiltContext,
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics: metrics.gateway } : {}),
       ...(options.writerKey === 'agent' ? { writerKeys: (sessionId: string, key: string) => daemon.sessions.setWriterKey(sessionId, key) } : {}),
@@ -170,7 +155,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     else io.err(`baton up: cannot start the gateway on ${options.host}:${options.port}: ${errorLine(err)}`);
     await stopAll();
     signal.dispose();
-    return 1;
+    return EXIT.failed;
   }
   if (options.inspect !== undefined) {
     try {
@@ -179,7 +164,7 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
       io.err(`baton up: cannot serve the inspector on ${options.inspect.host}:${options.inspect.port}: ${errorLine(err)}`);
       await stopAll();
       signal.dispose();
-      return 1;
+      return EXIT.failed;
     }
   }
   io.out(`baton up: daemon and gateway ready (data ${dataDir}, upstream ${upstream}${anthropic !== null ? `, Anthropic Messages ${anthropic.baseURL}` : ''}${options.nats !== undefined ? `, NATS ${options.nats}` : ''}${options.writerKey === 'agent' ? ", writers use each agent's key" : ''})`);
@@ -192,8 +177,9 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
     io.err(`baton up: stopping: ${received.message}`);
     await stopAll();
     signal.dispose();
-    return 1;
+    return EXIT.failed;
   }
-  await stopAll();
-  return 0;
+  // SIGTERM/SIGINT: running writers get --drain-timeout to settle, as under `baton daemon`.
+  await stopAll(options.drainTimeout);
+  return EXIT.ok;
 }

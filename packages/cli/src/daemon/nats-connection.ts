@@ -1,22 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import type { NatsAuth, NatsTls, NatsTransportOptions } from '@baton/client';
+import { NatsTransport, type NatsAuth, type NatsTls, type NatsTransportOptions } from '@baton/client';
+import type { CliIo } from '../cli-io.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { NatsFlags } from '../flags/command-flags.ts';
+import { errorLine } from '../shutdown-signal.ts';
 
-/** The NATS connection flags every command that connects shares (`--nats-creds`, `--nats-user`, `--nats-tls-*`). */
-export interface NatsConnectionFlags {
-  /** Comma-separated server URLs. */
-  readonly nats: string;
-  /** A credentials file (JWT and NKey seed), as `nsc` writes it. */
-  readonly natsCreds?: string;
-  /** A file holding an NKey user's seed (`SU…`), for servers that know users by their public NKey. */
-  readonly natsNkey?: string;
-  /** User name; its password comes from `$BATON_NATS_PASSWORD`. */
-  readonly natsUser?: string;
-  readonly natsTlsCa?: string;
-  readonly natsTlsCert?: string;
-  readonly natsTlsKey?: string;
-  /** Subject prefix of the connection's reply inboxes (default `_INBOX`). */
-  readonly natsInboxPrefix?: string;
-}
+/** The NATS connection flags every command that connects shares (`--nats`, `--nats-creds`, `--nats-user`, `--nats-tls-*`, …). */
+export type NatsConnectionFlags = Omit<NatsFlags, 'prefix'>;
 
 /** A NATS connection option that cannot be used; its message names the flag or variable. */
 export class NatsOptionError extends Error {
@@ -74,4 +64,31 @@ export async function natsConnectionOptions(flags: NatsConnectionFlags, env: Nod
     ...(tls !== undefined ? { tls } : {}),
     ...(flags.natsInboxPrefix !== undefined ? { inboxPrefix: flags.natsInboxPrefix } : {}),
   };
+}
+
+/**
+ * Connects the way every command does: flags that cannot be used exit `EXIT.failed`, a connection that fails (no
+ * server, refused credentials) exits `EXIT.notFound`, each with one line on stderr naming the command.
+ */
+export async function connectNats(
+  command: string,
+  flags: NatsConnectionFlags,
+  env: NodeJS.ProcessEnv,
+  io: CliIo,
+  extra: Partial<Pick<NatsTransportOptions, 'name' | 'maxReconnectAttempts'>>,
+): Promise<NatsTransport | typeof EXIT.failed | typeof EXIT.notFound> {
+  let connect;
+  try {
+    connect = await natsConnectionOptions(flags, env);
+  } catch (err) {
+    if (!(err instanceof NatsOptionError)) throw err;
+    io.err(`baton ${command}: ${err.message}`);
+    return EXIT.failed;
+  }
+  try {
+    return await NatsTransport.connect({ ...connect, ...extra });
+  } catch (err) {
+    io.err(`baton ${command}: cannot connect to NATS at ${flags.nats}: ${errorLine(err)}`);
+    return EXIT.notFound;
+  }
 }
