@@ -30,7 +30,8 @@ export type WriterKeySource = UpFlags['writerKey'];
 /**
  * `baton up`: the daemon and the gateway in one process — an in-process transport (or `--nats`), the event log and
  * memory in `--data-dir` — and the base URL to give an agent. Runs until SIGTERM/SIGINT. Like `baton daemon` it holds
- * the data directory's lock for its whole life, and refuses to start (1) when another process holds it.
+ * the data directory's lock for its whole life, and refuses to start (1) when another process holds it; a NATS server
+ * it cannot connect to (with `--nats`) is 2, as everywhere (see `EXIT`).
  */
 export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, io: CliIo): Promise<number> {
   let model;
@@ -96,23 +97,36 @@ export async function runUp(options: UpCommandOptions, env: NodeJS.ProcessEnv, i
   }
   mkdirSync(join(dataDir, 'events'), { recursive: true });
   const log = LmdbEventLog.open({ path: join(dataDir, 'events') });
-  const daemon = BatonDaemon.start({
-    ...config,
-    transport: daemonTransport,
-    log,
-    dataDir,
-    poolSize: options.poolSize,
-    ...(options.workerHeapMb !== undefined ? { workerResourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb } } : {}),
-    ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
-    ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
-    residency: { idleMs: options.idleUnload, ...(options.maxResidentSessions !== undefined ? { maxResident: options.maxResidentSessions } : {}) },
-    ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
-    model,
-    anthropic,
-    checkpointDisabled: checkpointDisabledFromEnv(env),
-    logger: daemonLoggerOf(logger),
-    ...(metrics !== null ? { observer: metrics.daemon } : {}),
-  });
+  let daemon: BatonDaemon;
+  try {
+    daemon = BatonDaemon.start({
+      ...config,
+      transport: daemonTransport,
+      log,
+      dataDir,
+      poolSize: options.poolSize,
+      ...(options.workerHeapMb !== undefined ? { workerResourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb } } : {}),
+      ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
+      ...(options.requireScopedSubjects === true ? { requireScopedSubjects: true } : {}),
+      residency: { idleMs: options.idleUnload, ...(options.maxResidentSessions !== undefined ? { maxResident: options.maxResidentSessions } : {}) },
+      ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
+      model,
+      anthropic,
+      checkpointDisabled: checkpointDisabledFromEnv(env),
+      logger: daemonLoggerOf(logger),
+      ...(metrics !== null ? { observer: metrics.daemon } : {}),
+    });
+  } catch (err) {
+    // The configuration's budgets and caps are checked here (the key is named), as under `baton daemon`.
+    io.err(`baton up: cannot start: ${errorLine(err)}`);
+    await log.close();
+    await clientTransport.close();
+    await daemonTransport.close();
+    await metricsServer?.close();
+    signal.dispose();
+    lock.release();
+    return EXIT.failed;
+  }
   metrics?.daemon.watch(daemon);
   writeDaemonPid(dataDir);
   let gateway: BatonGateway | null = null;
