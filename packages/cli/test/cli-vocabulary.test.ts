@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@baton/testing';
+import { freePort, startNatsServer } from '@baton/testing';
 import { Command } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.ts';
@@ -10,6 +10,7 @@ import { duration } from '../src/flags/flag-parsers.ts';
 import { flagValues, withFlags } from '../src/flags/use-flags.ts';
 import { buildProgram, main } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';
+import { childEnv, completion, spawnBaton } from './helpers/run-baton.ts';
 
 /**
  * The command line speaks one vocabulary: flags come from one catalogue (so a flag means the same on every command),
@@ -124,6 +125,35 @@ describe('one CLI vocabulary', () => {
       const r = await run([...args, '--nats-tls-cert', '/x.pem'], MODEL_ENV);
       expect(r.code, args[0]).toBe(EXIT.failed);
       expect(r.stderr, args[0]).toEqual([expect.stringMatching(/--nats-tls-cert and --nats-tls-key go together$/)]);
+    }
+  });
+});
+
+describe('baton up on NATS', () => {
+  it('serves on its --prefix with the daemon flags it shares with baton daemon, and drains on SIGTERM', { timeout: 60_000 }, async () => {
+    const nats = await startNatsServer();
+    try {
+      const config = join(tempDir(), 'baton.json');
+      writeFileSync(config, JSON.stringify({ max_queued_per_session: 8 }));
+      const args = ['up', '--nats', nats.url, '--prefix', 'upx', '--port', '0', '--data-dir', tempDir(), '--config', config];
+      const child = spawnBaton([...args, '--max-resident-sessions', '4', '--idle-unload', '5m', '--drain-timeout', '5s', '--log-level', 'warn'], childEnv(MODEL_ENV));
+      const done = completion(child);
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        child.stdout?.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('base URL: ')) resolve();
+        });
+        child.once('exit', () => reject(new Error(`baton up exited: ${out}`)));
+      });
+      const served = await run(['status', '--nats', nats.url, '--prefix', 'upx', '--json']);
+      expect(served.code).toBe(EXIT.ok);
+      expect(JSON.parse(served.stdout[0] ?? '{}')).toMatchObject({ ok: true, serving: true });
+      expect((await run(['status', '--nats', nats.url])).code).toBe(EXIT.notFound);
+      child.kill('SIGTERM');
+      expect((await done).code).toBe(EXIT.ok);
+    } finally {
+      await nats.stop();
     }
   });
 });
