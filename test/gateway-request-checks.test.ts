@@ -1,31 +1,14 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentResponder } from './support/gateway-agent.ts';
+import { rawRequest, type RawAnswer } from './support/raw-request.ts';
 import { GATEWAY_TOOLS, startGatewayRig, type GatewayRig } from './support/gateway-rig.ts';
 
 const KEY = 'sk-request-checks-000000';
 const CHAT = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Please look at src/a.ts.' }], tools: GATEWAY_TOOLS });
 
 /** A POST of `body` to the gateway with exactly these headers (a browser's, a form's): status and error code. */
-function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; code: string | null }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${KEY}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let code: string | null = null;
-        try {
-          code = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { code?: string } }).error?.code ?? null;
-        } catch {
-          code = null;
-        }
-        resolve({ status: res.statusCode ?? 0, code });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
+  return rawRequest(port, 'POST', path, { authorization: `Bearer ${KEY}`, ...headers }, body);
 }
 
 describe('gateway: what a loopback gateway answers before anything is forwarded', () => {

@@ -1,31 +1,13 @@
-import { request } from 'node:http';
 import { BatonGateway } from '@baton/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayRig, startRawUpstream, type GatewayRig, type RawUpstream } from './support/gateway-rig.ts';
+import { rawRequest, type RawAnswer } from './support/raw-request.ts';
 
 const KEY = 'sk-routes-0000000000';
 
 /** A request sent with its target exactly as given (absolute-form, `//`, dot segments: nothing normalised on the way). */
-function raw(port: number, method: string, target: string, body?: string): Promise<{ status: number; code: string | null }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path: target, headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let code: string | null = null;
-        try {
-          code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? null;
-        } catch {
-          code = null;
-        }
-        resolve({ status: res.statusCode ?? 0, code });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+function raw(port: number, method: string, target: string, body?: string): Promise<RawAnswer> {
+  return rawRequest(port, method, target, { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body);
 }
 
 const CHAT = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f' } }] });
