@@ -1,7 +1,8 @@
 /**
- * A Baton daemon in its own process, for the benchmarks that measure it from outside (`concurrency`, `memory`,
+ * A Baton daemon in its own process, for the benchmarks that measure it from outside (`concurrency`, `gateway`, `memory`,
  * `session-load`): its own NATS connection, an LMDB log in `<dataDir>/events`, memory tree under `<dataDir>`, the
- * given pool size and residency, no model (sessions are opened with checkpoints disabled, so no writer runs).
+ * given pool size and residency; no model unless `modelBaseURL` is given (the benchmarks without one open sessions with
+ * checkpoints disabled, so no writer runs).
  *
  * Started by `spawnBenchChild('./daemon-child.ts', config)`. Messages to the parent: `ready` (served: start-up repair
  * done, subscriptions flushed to the server), `memory` (answer to `{ type: 'memory', gc, workers? }`: the process's
@@ -66,6 +67,10 @@ export interface DaemonChildConfig {
   readonly gcWorkers?: boolean;
   /** Profile the worker threads' CPU into this directory (see above). */
   readonly workerCpuProfDir?: string;
+  /** The model the writers call (default: an address nothing answers on, for sessions opened without checkpoints). */
+  readonly modelBaseURL?: string;
+  /** The daemon's rebuild tail (default: the daemon's own). */
+  readonly tail?: { readonly minTokens: number; readonly maxTokens: number; readonly minTextMessages: number };
 }
 
 /** What `{ type: 'memory' }` answers (bytes). */
@@ -198,8 +203,9 @@ async function main(): Promise<void> {
     log,
     dataDir: config.dataDir,
     poolSize: config.poolSize,
-    // Never called: every session of the benchmarks is opened with checkpoints disabled.
-    model: { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'bench' },
+    // Without `modelBaseURL`, never called: those benchmarks open every session with checkpoints disabled.
+    model: config.modelBaseURL === undefined ? { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'bench' } : { baseURL: config.modelBaseURL, apiKey: 'bench-writer-key', maxRetries: 0, timeoutMs: 60_000 },
+    ...(config.tail !== undefined ? { tail: config.tail } : {}),
     ...(config.residency !== undefined ? { residency: config.residency } : {}),
     logger: (level, msg, data) => {
       if (level === 'error' || level === 'warn') process.stderr.write(`[daemon ${level}] ${msg} ${data === undefined ? '' : JSON.stringify(data)}\n`);
