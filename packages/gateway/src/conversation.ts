@@ -1,10 +1,13 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AgentItem } from './agent-request.ts';
 import type { ChatMessage } from './chat-request.ts';
 
-/** A conversation item's content digest: the same item re-sent gives the same digest. */
+/**
+ * A conversation item's content digest: the same item re-sent gives the same digest. Taken several times per recorded
+ * call, so in one shot (no `Hash` object per item; the same SHA-256 as `createHash`).
+ */
 export function messageDigest(m: AgentItem): string {
-  return createHash('sha256').update(JSON.stringify(m)).digest('base64url').slice(0, 16);
+  return hash('sha256', JSON.stringify(m), 'base64url').slice(0, 16);
 }
 
 /**
