@@ -33,5 +33,5 @@ export interface SessionServiceOptions {
    * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
    * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.
    */
-  readonly holds?: (sessionId: string) => boolean;
+  readonly holds?: ((sessionId: string) => boolean) | undefined;
 }
