@@ -29,7 +29,7 @@ export class LocalRouter implements Router {
   readonly #o: LocalRouterOptions;
   readonly appendLog: EventLog;
   readonly sharesProjectFiles = false;
-  readonly holds = undefined;
+  readonly holds = (): boolean => true;
 
   constructor(options: LocalRouterOptions) {
     this.#o = options;

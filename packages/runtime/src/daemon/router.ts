@@ -23,11 +23,8 @@ export interface Router {
   readonly sharesProjectFiles: boolean;
   /** The shared project files, once there are any (null: none, or not joined yet). */
   sharedFiles(): SharedFilesPort | null;
-  /**
-   * Whether this daemon holds a session: one it does not hold is never loaded. Undefined: every session is this
-   * daemon's.
-   */
-  readonly holds: ((sessionId: string) => boolean) | undefined;
+  /** Whether this daemon holds a session: one it does not hold is never loaded. Without a cluster: every session. */
+  readonly holds: (sessionId: string) => boolean;
   /**
    * What must hold before the daemon serves, after start-up repair (`recovered`) began: alone on its subjects
    * (rejects with `PrefixInUseError` otherwise), or joined to the cluster (until `signal` aborts).

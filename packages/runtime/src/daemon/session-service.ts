@@ -210,7 +210,7 @@ export class SessionService {
 
   /** The session if in memory and held here (marked as used): a request's common case, without an await. */
   #resident(sessionId: string): LoadedSession | undefined {
-    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) return undefined;
+    if (!this.#o.holds(sessionId)) return undefined;
     const existing = this.#sessions.get(sessionId);
     return existing === undefined ? undefined : this.#sessions.touch(existing);
   }
@@ -219,7 +219,7 @@ export class SessionService {
   async #load(sessionId: string): Promise<LoadedSession> {
     const resident = this.#resident(sessionId);
     if (resident !== undefined) return resident;
-    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
+    if (!this.#o.holds(sessionId)) {
       throw new ProtocolError('unavailable', `session ${sessionId} is not held by this daemon; open it again`, { reason: 'moved' });
     }
     const quarantined = this.#quarantined.get(sessionId);
