@@ -1,7 +1,7 @@
 import { resolveFitOptions } from '../rebuild/fit-costs.ts';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { HistoryStore, recoverCommits, resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
+import { resolveBudgets, resolveRebuildCaps } from '@baton/memory-store';
 import {
   AppendReplySchema,
   AppendRequestSchema,
@@ -41,15 +41,14 @@ import type { z } from 'zod';
 import { HostPool } from '../host/host-pool.ts';
 import { StorageRetry } from './storage-retry.ts';
 import type { Worker } from 'node:worker_threads';
-import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { assertNever } from '../assert-never.ts';
 import { systemClock, type Clock, type TimerHandle } from '../time/clock.ts';
-import { clearStagingRoot } from '../writer/staging.ts';
 import type { DaemonLogger, DaemonOptions } from './daemon-options.ts';
 import { ClusterRouter } from './cluster-router.ts';
 import { isDraining, startupOf, withStartup, type DaemonState, type DrainReport } from './daemon-state.ts';
 import { LocalRouter } from './local-router.ts';
 import { PrefixInUseError } from './prefix-in-use.ts';
+import { repairDataDir } from './repair-data-dir.ts';
 import { RequestDispatch, requireSessionId, type ReplyBody } from './request-dispatch.ts';
 import type { NotServing, Router } from './router.ts';
 import { runtimeStatusOf } from './runtime-status.ts';
@@ -131,7 +130,7 @@ export class BatonDaemon {
         ? new LocalRouter(routed)
         : new ClusterRouter({ ...routed, cluster: options.cluster, daemonId: this.id, dataDir: options.dataDir, clock: this.#clock, newId: this.#newId, requests: this.#requests });
     const appendLog = this.#router.appendLog;
-    const recovered = this.#recover(memoryRoot);
+    const recovered = repairDataDir(options.dataDir, memoryRoot, options.log, this.#logger);
     // Ready also means subscribed: the flush (a round trip to the server, after `start` subscribed) makes sure the
     // server has every subscription, so a client on another connection is answered from the moment `ready` resolves.
     // Without cluster mode, this daemon must be alone on its subjects: the router asks before `start` subscribes
@@ -230,20 +229,6 @@ export class BatonDaemon {
     const d = new BatonDaemon(options);
     d.#subscribe();
     return d;
-  }
-
-  /**
-   * Start-up repair: finishes memory commits a crash interrupted (roll forward from the history store)
-   * and drops staging trees of writers that died with the previous process.
-   */
-  async #recover(memoryRoot: string): Promise<void> {
-    await clearStagingRoot(join(this.#o.dataDir, 'staging'));
-    const recovered = await recoverCommits({
-      memoryRoot,
-      history: new HistoryStore(join(this.#o.dataDir, 'history')),
-      journal: new EventLogCommitJournal(this.#o.log),
-    });
-    if (recovered.length > 0) this.#logger('warn', 'finished interrupted memory commits', { commits: recovered.map((c) => c.commitId) });
   }
 
   /**
