@@ -5,8 +5,7 @@ import type { RuntimeCluster, RuntimeStatusReply } from '@baton/protocol';
 import { LmdbEventLog } from '../event-log/lmdb-event-log.ts';
 import { StreamCounts } from '../event-log/stream-counts.ts';
 import type { HostPool } from '../host/host-pool.ts';
-import type { ResolvedClusterOptions } from './cluster-options.ts';
-import type { ClusterRouting } from './cluster-routing.ts';
+import type { NotServing } from './router.ts';
 import type { SessionService } from './session-service.ts';
 
 export interface RuntimeStatusSources {
@@ -18,9 +17,9 @@ export interface RuntimeStatusSources {
   readonly pool: HostPool;
   /** Whether start-up finished (the daemon serves sessions), and otherwise why not. */
   readonly serving: boolean;
-  readonly notServing: { readonly reason: string; readonly message: string; readonly attempts?: number } | null;
-  /** Cluster mode, once joined. */
-  readonly cluster: { readonly routing: ClusterRouting; readonly options: ResolvedClusterOptions } | null;
+  readonly notServing: NotServing | null;
+  /** Cluster mode, once joined: this daemon's view of the cluster (`Router.clusterStatus`). */
+  readonly cluster: RuntimeCluster | null;
 }
 
 /**
@@ -53,23 +52,9 @@ export function runtimeStatusOf(o: RuntimeStatusSources): Omit<RuntimeStatusRepl
     log: { streams },
     rss_bytes: process.memoryUsage.rss(),
     ...(logBytes !== null ? { log_bytes: logBytes } : {}),
-    ...(o.cluster !== null ? { cluster: clusterView(o.cluster.routing, o.cluster.options) } : {}),
+    ...(o.cluster !== null ? { cluster: o.cluster } : {}),
     serving: o.serving,
     ...(o.notServing !== null ? { not_serving: o.notServing } : {}),
-  };
-}
-
-/** `runtime.status.cluster`: this daemon's view of the cluster (its lease, what it holds, the daemons it hears). */
-function clusterView(routing: ClusterRouting, options: ResolvedClusterOptions): RuntimeCluster {
-  const view = routing.membership.view();
-  const ms = (n: number): number => Math.max(0, Math.round(n));
-  return {
-    durability: options.durability,
-    lease_ms: view.leaseMs,
-    heartbeat_age_ms: view.heartbeatAgeMs === null ? null : ms(view.heartbeatAgeMs),
-    paused: view.paused,
-    sessions_held: view.sessions.length,
-    daemons: view.daemons.map((d) => ({ daemon_id: d.daemonId, age_ms: ms(d.ageMs), stale: d.stale, gone: d.gone })),
   };
 }
 

@@ -8,10 +8,9 @@ import {
   type RuntimeSessionsReply,
   type RuntimeSessionsRequest,
   type SessionOutcome,
-  type SessionState,
-  type WriterSlot,
 } from '@baton/protocol';
 import type { SessionSummary } from '../host/worker-messages.ts';
+import { stateOf } from './state-of.ts';
 
 /** What the daemon knows of its sessions in memory: the live summaries and the quarantined sessions' errors. */
 export interface LiveSessions {
@@ -19,19 +18,6 @@ export interface LiveSessions {
   readonly quarantined: ReadonlyMap<string, { readonly message: string }>;
   /** Sessions an embedded gateway could not record its latest calls into (they are sent again with the next call). */
   readonly recordingStalled?: ReadonlySet<string>;
-}
-
-/** The state fields a summary and a recorded decision share. */
-interface StateFields {
-  readonly tokens: number;
-  readonly usableWindow: number;
-  readonly nextThreshold: number | null;
-  readonly watermark: string | null;
-  readonly writer: WriterSlot;
-  readonly overflow: boolean;
-  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | undefined;
-  readonly lastPromptTokens?: number | undefined;
-  readonly overWindow?: number | undefined;
 }
 
 /** How the last writer settled, as the session machine records it (in its summary and in its decisions). */
@@ -49,20 +35,6 @@ const FIRST_CHUNK = 8;
 const MAX_CHUNK = 256;
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-function wireState(s: StateFields): SessionState {
-  return {
-    tokens: s.tokens,
-    usable_window: s.usableWindow,
-    next_threshold: s.nextThreshold,
-    watermark: s.watermark,
-    writer: s.writer,
-    overflow: s.overflow,
-    ...(s.calibration !== undefined ? { calibration: { ...s.calibration } } : {}),
-    ...(s.lastPromptTokens !== undefined ? { last_prompt_tokens: s.lastPromptTokens } : {}),
-    ...(s.overWindow !== undefined ? { over_window: s.overWindow } : {}),
-  };
-}
 
 /** The wire form of a recorded outcome; undefined (unknown) for an outcome this version does not know. */
 function wireOutcome(o: RecordedOutcome | null): SessionOutcome | null | undefined {
@@ -124,7 +96,7 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
   const summary = live.resident.get(sessionId);
   let known: Pick<RuntimeSession, 'state' | 'closed' | 'last_outcome'> = { state: null, closed: false, last_outcome: null };
   if (summary !== undefined) {
-    known = { state: wireState(summary), closed: summary.closed, last_outcome: wireOutcome(summary.lastOutcome) };
+    known = { state: stateOf(summary), closed: summary.closed, last_outcome: wireOutcome(summary.lastOutcome) };
   } else {
     try {
       const decision = newestDecision(log, stream);
@@ -132,7 +104,7 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
         const s = decision.payload.state;
         // `lastOutcome` is absent from decisions older than the field: unknown, so left out of the reply.
         const outcome = s.lastOutcome === undefined ? undefined : wireOutcome(s.lastOutcome);
-        known = { state: wireState(s), closed: s.closed, ...(outcome !== undefined ? { last_outcome: outcome } : {}) };
+        known = { state: stateOf(s), closed: s.closed, ...(outcome !== undefined ? { last_outcome: outcome } : {}) };
       }
     } catch (err) {
       errors.push(readError(err));

@@ -30,8 +30,8 @@ export interface SessionServiceOptions {
   /** Logs a failure no request is waiting to hear of. */
   logError?(msg: string, data: Record<string, unknown>): void;
   /**
-   * Cluster mode: whether this daemon holds the session. A session it does not hold is never loaded (its requests
-   * and late inputs get `unavailable`, reason `moved`). Absent: every session is this daemon's.
+   * Whether this daemon holds the session (`Router.holds`): one it does not hold is never loaded (its requests and
+   * late inputs get `unavailable`, reason `moved`). Without a cluster, every session is this daemon's.
    */
-  readonly holds?: (sessionId: string) => boolean;
+  readonly holds: (sessionId: string) => boolean;
 }

@@ -1,17 +1,6 @@
 import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { isMainEffect } from '@baton/actors';
-import {
-  OWNER_KEY,
-  SNAPSHOT_KEY,
-  sessionLog,
-  sessionStream,
-  type SessionAppend,
-  type SessionInputRecord,
-  type SessionRecordSchemas,
-  type StoredSessionRecord,
-  type StreamLog,
-} from '@baton/log-schema';
+import { OWNER_KEY, sessionLog, sessionStream, type SessionInputRecord, type SessionRecordSchemas, type StreamLog } from '@baton/log-schema';
 import {
   ProtocolError,
   type AppendReply,
@@ -28,12 +17,11 @@ import {
   type TaskItem,
   type TasksReply,
 } from '@baton/protocol';
-import { firstDifference } from '../replay/plain-diff.ts';
-import type { FoldReply, SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
+import type { SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
+import type { HostExit } from '../host/host-pool.ts';
 import { CommitVersions } from './commit-versions.ts';
-import { failAllWaiting, newLoadedSession, type LoadedSession } from './loaded-session.ts';
-import { runMainEffect, type MainEffectDeps } from './main-effects.ts';
-import { ResidentSessions, type Residency, DEFAULT_RESIDENCY } from './resident-sessions.ts';
+import type { LoadedSession } from './loaded-session.ts';
+import { DEFAULT_RESIDENCY } from './resident-sessions.ts';
 import { statusReplyOf } from './status-reply.ts';
 import { bindingOwner, sessionOwner } from './session-owner.ts';
 import { DecisionQueue } from './decision-queue.ts';
@@ -41,10 +29,10 @@ import { EffectTimers } from './effect-timers.ts';
 import { FoldSignal } from './fold-signal.ts';
 import { newMessages } from './new-messages.ts';
 import { checkMessageForms } from './check-message-forms.ts';
-import { RESTART_STEPS, loadActor, unknownSession, type ActorLoadDeps } from './session-actor-load.ts';
+import { unknownSession } from './session-actor-load.ts';
+import { SessionCommits } from './session-commits.ts';
 import { loggedProjectOf } from './session-list.ts';
-import { restartSettlement } from './logged-settlement.ts';
-import type { HostExit } from '../host/host-pool.ts';
+import { SessionRegistry } from './session-registry.ts';
 import { DEFAULT_QUEUED_PER_SESSION, DEFAULT_QUEUED_REQUESTS, SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
 import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
@@ -71,27 +59,21 @@ export type { SessionServiceOptions, WaitOutcome } from './session-service-optio
 export class SessionService {
   readonly #o: SessionServiceOptions;
   readonly #log: StreamLog<SessionRecordSchemas>;
-  readonly #residency: Residency;
-  /** Resident sessions, least recently used first. */
-  readonly #sessions: ResidentSessions<LoadedSession>;
-  readonly #quarantined = new Map<string, ProtocolError>();
+  /** The sessions in memory, and those set aside. */
+  readonly #sessions: SessionRegistry;
   readonly #queue: SessionQueue<LoadedSession>;
   readonly #folded: FoldSignal;
   readonly #timers: EffectTimers;
   readonly #decisions: DecisionQueue;
   readonly #versions: CommitVersions;
-  readonly #effectDeps: MainEffectDeps;
-  readonly #loadDeps: ActorLoadDeps;
+  /** Commit, then fold: every input of a session goes through it. */
+  readonly #commits: SessionCommits;
   readonly #writerKeys: WriterKeys;
-  /** Set once this daemon drains: sessions it loads afterwards stay drained. */
-  #draining = false;
-  /** Sessions whose actor died with its worker thread, with that exit, until they are loaded again. */
-  readonly #lostActors = new Map<string, string>();
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
     this.#log = sessionLog(options.log);
-    this.#residency = { ...DEFAULT_RESIDENCY, ...options.residency };
+    const residency = { ...DEFAULT_RESIDENCY, ...options.residency };
     this.#queue = new SessionQueue(options.clock, {
       perSession: options.queue?.perSession ?? DEFAULT_QUEUED_PER_SESSION,
       total: options.queue?.total ?? DEFAULT_QUEUED_REQUESTS,
@@ -103,25 +85,35 @@ export class SessionService {
     });
     this.#decisions = new DecisionQueue(options.clock, options.waits.decisionFlushMs, (sessionId, records) => this.#log.append(sessionId, records));
     this.#versions = new CommitVersions(options.log);
-    this.#sessions = new ResidentSessions<LoadedSession>({
-      clock: options.clock,
-      residency: this.#residency,
-      idle: (session) => this.#evictable(session),
-      evict: (sessionId) => void this.#evict(sessionId),
-    });
-    this.#sessions.startSweep();
-    this.#loadDeps = {
-      sessions: this.#log,
-      log: options.log,
+    this.#commits = new SessionCommits({
+      log: this.#log,
       pool: options.pool,
-      quarantined: (sessionId, error) => void this.#quarantined.set(sessionId, error),
-      quarantineOn: (sessionId, err) => this.#quarantineOn(sessionId, err),
-    };
+      clock: options.clock,
+      decisions: this.#decisions,
+      folded: this.#folded,
+      effects: { publish: (sessionId, encoding, event) => options.publish(sessionId, encoding, event), timers: this.#timers },
+      snapshotEvery: residency.snapshotEvery,
+      foldFailed: (sessionId, err) => this.#sessions.quarantineOn(sessionId, err),
+      overWindow: (sessionId, count) => options.overWindow?.(sessionId, count),
+    });
     this.#writerKeys = new WriterKeys(
       (sessionId, key) => void options.pool.call(sessionId, 'session.writerKey', { sessionId, key }).catch(() => {}),
       (sessionId) => this.#sessions.get(sessionId) !== undefined,
     );
-    this.#effectDeps = { publish: (sessionId, encoding, event) => options.publish(sessionId, encoding, event), timers: this.#timers };
+    this.#sessions = new SessionRegistry({
+      sessions: this.#log,
+      log: options.log,
+      pool: options.pool,
+      clock: options.clock,
+      residency,
+      holds: options.holds,
+      queue: this.#queue,
+      timers: this.#timers,
+      decisions: this.#decisions,
+      commits: this.#commits,
+      writerKeys: this.#writerKeys,
+      logError: (msg, data) => options.logError?.(msg, data),
+    });
   }
 
   /** Sessions in memory now. */
@@ -131,12 +123,12 @@ export class SessionService {
 
   /** The summaries of the sessions in memory now, by session id (as their actors last reported them). */
   residentSummaries(): Map<string, SessionSummary> {
-    return new Map([...this.#sessions.values()].map((s) => [s.sessionId, s.summary]));
+    return this.#sessions.summaries();
   }
 
   /** Sessions set aside because their log cannot be folded, with the error their requests get. */
   quarantinedSessions(): Map<string, ProtocolError> {
-    return new Map(this.#quarantined);
+    return this.#sessions.quarantinedSessions();
   }
 
   writerCounts(): { running: number; queued: number } {
@@ -145,122 +137,6 @@ export class SessionService {
 
   #paths(projectId: string, sessionId: string): MemoryPaths {
     return memoryPathsOf(this.#o.memoryRoot, projectId, sessionId);
-  }
-
-  /** Appends one input (with the session's queued derived records in the same transaction); resolves when durable. */
-  async #append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
-    const record: SessionAppend = { ...input, at: this.#o.clock.now(), ...(keys !== undefined ? { keys } : {}) };
-    // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
-    const derived = this.#decisions.take(sessionId);
-    let results;
-    try {
-      results = await this.#log.append(sessionId, [...derived, record]);
-    } catch (err) {
-      // Nothing of the transaction was kept (a full disk: `unavailable`, reason `storage`): the decisions wait for
-      // the next input, and the session stays as it was, neither folded nor set aside.
-      this.#decisions.putBack(sessionId, derived);
-      throw err;
-    }
-    const res = results.at(-1);
-    if (res === undefined) throw new Error('event log returned no result');
-    return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
-  }
-
-  /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */
-  async #fold(session: LoadedSession, record: StoredSessionRecord): Promise<FoldReply> {
-    let reply: FoldReply;
-    try {
-      reply = await this.#o.pool.call(session.sessionId, 'session.fold', { sessionId: session.sessionId, record });
-    } catch (err) {
-      this.#quarantineOn(session.sessionId, err);
-      throw err;
-    }
-    const before = session.summary;
-    session.summary = reply.summary;
-    const overWindow = (reply.summary.overWindow ?? 0) - (before.overWindow ?? 0);
-    if (overWindow > 0) this.#o.overWindow?.(session.sessionId, overWindow);
-    for (const effect of reply.effects) if (isMainEffect(effect)) runMainEffect(session, effect, reply, this.#effectDeps);
-    this.#folded.notify();
-    // An input that changed nothing (no effect, the same state) needs no decision record: replay treats a missing
-    // decision as nothing to compare, and most appends (a user message, a tool result) are such inputs.
-    if (reply.effects.length > 0 || firstDifference(before, reply.summary) !== null) {
-      this.#decisions.queue(session.sessionId, { type: 'decision', at: this.#o.clock.now(), payload: { for: record.seq, state: reply.summary, effects: [...reply.effects] } });
-    }
-    if (++session.sinceSnapshot >= this.#residency.snapshotEvery) await this.#queueSnapshot(session);
-    return reply;
-  }
-
-  /** Queues a snapshot of the session's folded state; it is written with the session's next records. */
-  async #queueSnapshot(session: LoadedSession): Promise<void> {
-    const snapshot = await this.#o.pool.call(session.sessionId, 'session.snapshot', { sessionId: session.sessionId });
-    this.#decisions.queue(session.sessionId, { type: 'snapshot', at: this.#o.clock.now(), payload: snapshot, keys: [SNAPSHOT_KEY] });
-    session.sinceSnapshot = 0;
-  }
-
-  /**
-   * Sets a session aside when its log cannot be folded (the error says which record): its requests get that error,
-   * the log is left as it is, and every other session keeps serving.
-   */
-  #quarantineOn(sessionId: string, err: unknown): void {
-    if ((err as { code?: unknown }).code !== 'quarantined' || !(err instanceof ProtocolError)) return;
-    this.#quarantined.set(sessionId, err);
-    this.#sessions.delete(sessionId);
-    this.#o.pool.release(sessionId);
-  }
-
-  /** The session if in memory and held here (marked as used): a request's common case, without an await. */
-  #resident(sessionId: string): LoadedSession | undefined {
-    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) return undefined;
-    const existing = this.#sessions.get(sessionId);
-    return existing === undefined ? undefined : this.#sessions.touch(existing);
-  }
-
-  /** Loads a session from its newest snapshot and the inputs after it (after a restart, an eviction or on first use). */
-  async #load(sessionId: string): Promise<LoadedSession> {
-    const resident = this.#resident(sessionId);
-    if (resident !== undefined) return resident;
-    if (this.#o.holds !== undefined && !this.#o.holds(sessionId)) {
-      throw new ProtocolError('unavailable', `session ${sessionId} is not held by this daemon; open it again`, { reason: 'moved' });
-    }
-    const quarantined = this.#quarantined.get(sessionId);
-    if (quarantined !== undefined) throw quarantined;
-    const { load, reply } = await loadActor(this.#loadDeps, sessionId);
-    const session = newLoadedSession(sessionId, load, reply, this.#o.clock.now());
-    // Posted before any fold below: a writer a restart step starts already has it.
-    this.#writerKeys.loaded(sessionId);
-    this.#sessions.add(session);
-    const lost = this.#lostActors.get(sessionId) ?? null;
-    this.#lostActors.delete(sessionId);
-    for (const step of RESTART_STEPS) {
-      const input = step(session.summary, this.#draining, lost, (writerId) => restartSettlement(this.#log.log, writerId));
-      if (input !== null) await this.#fold(session, await this.#append(sessionId, input));
-    }
-    this.#sessions.makeRoom(sessionId);
-    return session;
-  }
-
-  /** A session may leave memory when nothing of it is under way: no writer, rebuild, close, waiting reply or timer. */
-  #evictable(s: LoadedSession): boolean {
-    const { writer, rebuilding, closing } = s.summary;
-    return writer === 'idle' && !rebuilding && !closing && s.replies.size === 0 && !this.#timers.pending(s.sessionId);
-  }
-
-  /**
-   * Takes a session out of memory: its queued decisions and a snapshot of its state are written (so it loads again
-   * from there), then its actor leaves the worker. A request for it afterwards loads it again.
-   */
-  #evict(sessionId: string): Promise<void> {
-    return this.#queue
-      .run(sessionId, async () => {
-        const s = this.#sessions.get(sessionId);
-        if (s === undefined || !this.#evictable(s)) return;
-        if (s.sinceSnapshot > 0) await this.#queueSnapshot(s);
-        await this.#decisions.flush(sessionId);
-        this.#sessions.delete(sessionId);
-        await this.#o.pool.call(sessionId, 'session.unload', { sessionId });
-        this.#o.pool.release(sessionId);
-      })
-      .catch(() => {});
   }
 
   /** Sessions an embedded gateway reported stalled (`setRecordingStalled`), for `runtime.sessions`. */
@@ -314,13 +190,13 @@ export class SessionService {
     return await this.#queue.request(sessionId, async () => {
       if (requested !== undefined && this.#log.lastSeq(sessionId) > 0) {
         if (scope !== undefined) this.requireProject(sessionId, scope);
-        const session = await this.#load(sessionId);
+        const session = await this.#sessions.load(sessionId);
         if (session.summary.closing) throw new ProtocolError('conflict', `session ${sessionId} is closing; open it again once it is closed`);
         if (session.projectId !== req.project_id) {
           throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
         }
         if (req.owner !== undefined) await this.#claim(session, req.owner);
-        await this.#fold(session, await this.#append(sessionId, { type: 'session.resumed', payload: {} }));
+        await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'session.resumed', payload: {} }));
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
       const setup = sessionSetupFor(req, sessionId, {
@@ -330,7 +206,7 @@ export class SessionService {
       await this.#log.append(sessionId, [
         { type: 'session.opened', at: this.#o.clock.now(), payload: { setup, encoding, request: req }, msgId: 'session.opened', ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}) },
       ]);
-      await this.#load(sessionId);
+      await this.#sessions.load(sessionId);
       return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
     });
   }
@@ -352,14 +228,14 @@ export class SessionService {
 
   async append(sessionId: string, messages: readonly Message[]): Promise<Body<AppendReply>> {
     return await this.#queue.runAppend(sessionId, async (logged) => {
-      const session = this.#resident(sessionId) ?? (await this.#load(sessionId));
+      const session = this.#sessions.resident(sessionId) ?? (await this.#sessions.load(sessionId));
       this.#requireOpen(session);
       checkMessageForms(messages, session.api);
       const { accepted, keys } = newMessages(messages, this.#o.log, sessionStream(sessionId));
       if (accepted.length > 0) {
-        const appending = this.#append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, keys);
+        const appending = this.#commits.append(sessionId, { type: 'messages.appended', payload: { messages: accepted } }, keys);
         logged(session);
-        await this.#fold(session, await appending);
+        await this.#commits.fold(session, await appending);
       }
       return { accepted: accepted.length, duplicates: messages.length - accepted.length, state: stateOf(session.summary) };
     });
@@ -367,9 +243,9 @@ export class SessionService {
 
   async tasks(sessionId: string, tasks: readonly TaskItem[]): Promise<Body<TasksReply>> {
     return await this.#queue.request(sessionId, async () => {
-      const session = await this.#load(sessionId);
+      const session = await this.#sessions.load(sessionId);
       this.#requireOpen(session);
-      await this.#fold(session, await this.#append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
+      await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
       return { count: tasks.length };
     });
   }
@@ -380,12 +256,12 @@ export class SessionService {
    */
   async #requestWithReply(sessionId: string, input: (requestId: string) => SessionInputRecord, check?: (session: LoadedSession) => void): Promise<Record<string, unknown>> {
     const answer = await this.#queue.request(sessionId, async () => {
-      const session = await this.#load(sessionId);
+      const session = await this.#sessions.load(sessionId);
       this.#requireOpen(session);
       check?.(session);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
-      await this.#fold(session, await this.#append(sessionId, input(requestId)));
+      await this.#commits.fold(session, await this.#commits.append(sessionId, input(requestId)));
       // Wrapped: returning the promise itself would make the mailbox wait for the answer.
       return { replied };
     });
@@ -406,14 +282,14 @@ export class SessionService {
       },
     );
     this.#writerKeys.delete(sessionId);
-    void this.#evict(sessionId);
+    void this.#sessions.evict(sessionId);
     return {};
   }
 
   async status(sessionId: string): Promise<Body<StatusReply>> {
     // Both in the mailbox: the session may not leave memory between its load and the worker's answer.
     const { session, info } = await this.#queue.request(sessionId, async () => {
-      const loaded = await this.#load(sessionId);
+      const loaded = await this.#sessions.load(sessionId);
       return { session: loaded, info: await this.#o.pool.call(sessionId, 'session.status', { sessionId }) };
     });
     return { ...statusReplyOf(session, info, this.#paths(session.projectId, sessionId), this.#versions), owner: bindingOwner(this.#log.log, sessionId) };
@@ -422,8 +298,8 @@ export class SessionService {
   /** A result computed outside the session's mailbox (a timer, a rebuild render or compaction) enters it as an input. */
   input(sessionId: string, input: SessionInputRecord): Promise<void> {
     return this.#queue.run(sessionId, async () => {
-      const session = await this.#load(sessionId);
-      await this.#fold(session, await this.#append(sessionId, input));
+      const session = await this.#sessions.load(sessionId);
+      await this.#commits.fold(session, await this.#commits.append(sessionId, input));
     });
   }
 
@@ -462,7 +338,7 @@ export class SessionService {
     const following = this.#queue.followAppend(sessionId)?.then((session) => {
       if (session === null) return null;
       const request = requested(session, statSync(this.#paths(session.projectId, sessionId).checkpoint, { throwIfNoEntry: false })?.isFile() === true);
-      const logged = this.#append(sessionId, request.input);
+      const logged = this.#commits.append(sessionId, request.input);
       // Awaited in the request's turn; a failure before then is not an unhandled one.
       logged.catch(() => {});
       return { session, ...request, logged };
@@ -472,16 +348,16 @@ export class SessionService {
     const answer = await this.#queue.request(sessionId, async () => {
       const early = await following;
       if (early === undefined || early === null) {
-        const session = await this.#load(sessionId);
+        const session = await this.#sessions.load(sessionId);
         const request = requested(session, await stat(this.#paths(session.projectId, sessionId).checkpoint).then((s) => s.isFile(), () => false));
-        await this.#fold(session, await this.#append(sessionId, request.input));
+        await this.#commits.fold(session, await this.#commits.append(sessionId, request.input));
         return { replied: request.replied };
       }
       try {
         const stored = await early.logged;
         // The append before it may have been folded into quarantine, or the session moved to another daemon meanwhile.
-        if (this.#sessions.get(sessionId) !== early.session) throw this.#quarantined.get(sessionId) ?? new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
-        await this.#fold(early.session, stored);
+        if (this.#sessions.get(sessionId) !== early.session) throw this.#sessions.quarantinedError(sessionId) ?? new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
+        await this.#commits.fold(early.session, stored);
       } catch (err) {
         early.session.replies.delete(early.requestId);
         throw err;
@@ -500,10 +376,10 @@ export class SessionService {
   /** A writer finished in a worker: its cache figures are published and its settlement enters the session as an input. */
   writerSettled(note: WriterSettledNote): Promise<void> {
     return this.#queue.run(note.sessionId, async () => {
-      const session = await this.#load(note.sessionId);
+      const session = await this.#sessions.load(note.sessionId);
       this.#o.publish(note.sessionId, session.encoding, cachePerfEvent(note));
-      const record = await this.#append(note.sessionId, writerSettledInput(note));
-      await this.#fold(session, record);
+      const record = await this.#commits.append(note.sessionId, writerSettledInput(note));
+      await this.#commits.fold(session, record);
     });
   }
 
@@ -513,7 +389,7 @@ export class SessionService {
    * `no-writer` when none runs.
    */
   async waitForWriterSettlement(sessionId: string, timeoutMs = this.#o.waits.writerSettlementMs): Promise<WaitOutcome> {
-    const session = await this.#queue.run(sessionId, () => this.#load(sessionId));
+    const session = await this.#queue.run(sessionId, () => this.#sessions.load(sessionId));
     const writerId = session.summary.writerId;
     if (writerId === null) return { outcome: 'no-writer' };
     // The session as it is now: it may have been loaded again meanwhile (its worker thread died).
@@ -540,7 +416,7 @@ export class SessionService {
    * no new writer starts. Returns how many requests were dropped.
    */
   async drainSessions(): Promise<number> {
-    this.#draining = true;
+    this.#sessions.drain();
     let dropped = 0;
     await Promise.all(
       [...this.#sessions.keys()].map((sessionId) =>
@@ -549,62 +425,21 @@ export class SessionService {
           const session = this.#sessions.get(sessionId);
           if (session === undefined) return;
           if (session.summary.writer === 'running+pending') dropped++;
-          await this.#fold(session, await this.#append(sessionId, { type: 'drain.requested', payload: {} }));
+          await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'drain.requested', payload: {} }));
         }),
       ),
     );
     return dropped;
   }
 
-  /**
-   * Drops a session from memory without writing anything for it (cluster mode: another daemon took it over, or this
-   * one handed it off): its queued decisions are discarded, its timers cancelled, its running writer cancelled and
-   * its waiting requests answered `unavailable`.
-   */
+  /** Drops a session from memory without writing anything for it (another daemon took it over): `SessionRegistry.forget`. */
   forget(sessionId: string): void {
-    const session = this.#sessions.get(sessionId);
-    this.#decisions.take(sessionId);
-    this.#timers.cancelSession(sessionId);
-    this.#writerKeys.delete(sessionId);
-    if (session === undefined) return;
-    this.#sessions.delete(sessionId);
-    const moved = new ProtocolError('unavailable', `session ${sessionId} moved to another daemon; open it again`, { reason: 'moved' });
-    failAllWaiting(session, moved);
-    const writerId = session.summary.writerId;
-    const pool = this.#o.pool;
-    void (async () => {
-      if (writerId !== null) await pool.call(sessionId, 'writer.cancel', { writerId, reason: 'session moved to another daemon' }).catch(() => {});
-      await pool.call(sessionId, 'session.unload', { sessionId }).catch(() => {});
-      pool.release(sessionId);
-    })();
+    this.#sessions.forget(sessionId);
   }
 
-  /**
-   * A worker thread died with these sessions' actors: each leaves memory without writing anything (what it logged is
-   * durable, its queued decisions stay queued), its waiting requests are answered with the pool's `unavailable`, and
-   * it loads again from the log on its next request. One whose writer ran there is loaded again at once, so the
-   * writer settles as an `internal` failure naming the worker's exit and the session can write again. One the pool
-   * convicted of killing its threads is quarantined instead: its requests get `quarantined` from now on.
-   */
+  /** A worker thread died with these sessions' actors (`SessionRegistry.hostExited`). */
   hostExited(exit: HostExit): void {
-    const why = exit.error.cause instanceof Error ? exit.error.cause.message : exit.error.message;
-    for (const [sessionId, error] of exit.quarantined) this.#quarantined.set(sessionId, error);
-    for (const sessionId of exit.sessions) {
-      const session = this.#sessions.get(sessionId);
-      if (session === undefined) continue;
-      this.#sessions.delete(sessionId);
-      const quarantined = exit.quarantined.get(sessionId);
-      if (quarantined !== undefined) {
-        failAllWaiting(session, quarantined);
-        this.#o.pool.release(sessionId);
-        continue;
-      }
-      failAllWaiting(session, exit.error);
-      this.#lostActors.set(sessionId, `worker thread (actor host ${exit.host}) exited: ${why}`);
-      if (session.summary.writerId !== null || session.summary.rebuilding) {
-        this.#queue.run(sessionId, () => this.#load(sessionId)).catch((err: unknown) => this.#o.logError?.('session reload after a worker exit failed', { sessionId, error: String(err) }));
-      }
-    }
+    this.#sessions.hostExited(exit);
   }
 
   /** Requests queued or running now, over all sessions. */

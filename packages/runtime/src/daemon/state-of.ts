@@ -1,8 +1,23 @@
-import type { SessionState } from '@baton/protocol';
-import type { SessionSummary } from '../host/worker-messages.ts';
+import type { SessionState, WriterSlot } from '@baton/protocol';
 
-/** A session's state as protocol replies carry it, from its actor's summary. */
-export function stateOf(s: SessionSummary): SessionState {
+/** The state fields an actor's summary and a recorded decision share. */
+export interface StateFields {
+  readonly tokens: number;
+  readonly usableWindow: number;
+  readonly nextThreshold: number | null;
+  readonly watermark: string | null;
+  readonly writer: WriterSlot;
+  readonly overflow: boolean;
+  readonly calibration?: { readonly text: number; readonly tool: number; readonly image: number; readonly message?: number | undefined } | undefined;
+  readonly lastPromptTokens?: number | undefined;
+  readonly overWindow?: number | undefined;
+}
+
+/**
+ * A session's state as protocol replies carry it, from its actor's summary or from the state a decision recorded
+ * (the one mapping both `append` replies and `runtime.sessions` use).
+ */
+export function stateOf(s: StateFields): SessionState {
   return {
     tokens: s.tokens,
     usable_window: s.usableWindow,
