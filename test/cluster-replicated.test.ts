@@ -138,7 +138,8 @@ describe('durability replicated: a session outlives the daemon and the disk it w
     // A daemon alone (no cluster, its own prefix) writes a session; the same data directory then serves in cluster mode.
     const prefix = 'legacy';
     const alone = await member(nats.url, model, { cluster: false, prefix });
-    const plain = new BatonClient(transport, { timeoutMs: 5_000, prefix });
+    // A safety net, not a speed check (no failover here: nothing is killed while it is used).
+    const plain = new BatonClient(transport, { timeoutMs: 30_000, prefix });
     const sid = (await plain.open({ project_id: 'shop', model: MODEL, system: SYSTEM_PROMPT })).session_id;
     // Enough turns for a writer: its checkpoint is committed before the session's records were ever replicated.
     await plain.append(sid, conversation(5, { prefix: 'old-' }));

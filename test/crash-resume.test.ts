@@ -45,7 +45,8 @@ describe('a daemon killed with SIGKILL after acknowledged appends', () => {
     model = await startLoopbackModel({ mode: 'extractive' });
     dataDir = await mkdtemp(join(tmpdir(), 'baton-crash-'));
     transport = await NatsTransport.connect({ servers: nats.url });
-    client = new BatonClient(transport, { timeoutMs: 5_000 });
+    // A safety net, not a speed check: a reopen after a crash loads the session from the log.
+    client = new BatonClient(transport, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     for (const c of children) await killed(c);

@@ -51,7 +51,9 @@ describe('replay agrees with the log after any number of SIGKILLs', () => {
     model = await startLoopbackModel({ mode: 'extractive' });
     dataDir = await mkdtemp(join(tmpdir(), 'baton-sigkill-'));
     transport = await NatsTransport.connect({ servers: nats.url });
-    client = new BatonClient(transport, { timeoutMs: 10_000 });
+    // A safety net, not a speed check: after a SIGKILL a reopen loads the session and settles what its writer left,
+    // which on a machine loaded by other work can take far longer than on an idle one.
+    client = new BatonClient(transport, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     if (child !== null) await stopped(child, 'SIGKILL');
