@@ -27,13 +27,14 @@
  * soon as storage has room, without a reopen. The map grows by itself (lmdb-js doubles it when it is full), so
  * `mapSize` is only where it starts.
  */
-import { asBinary, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
-import { ProtocolError } from '@baton/protocol';
 import { openEnv, type LmdbEventLogOptions } from './lmdb-env.ts';
 import { openDatabases, removeStreamEntries, type LogDatabases } from './lmdb-databases.ts';
 import { StreamCounts } from './stream-counts.ts';
-import { PAST_LAST_SEQ, globalRecords, streamsOf, type RecordKey } from './lmdb-reads.ts';
+import { writeBatch, type BatchWrite, type PendingAppend } from './batch-write.ts';
+import { storageError } from './storage-error.ts';
+import { PAST_LAST_SEQ, globalRecords, streamsOf } from './lmdb-reads.ts';
 import { DEFAULT_RELEASE_MAPPED_BYTES, MappedPages, encodedBytes, residentFileBytes } from './mapped-pages.ts';
 import {
   createRecordPackr,
@@ -53,18 +54,9 @@ import type {
 
 export type { LmdbEventLogOptions } from './lmdb-env.ts';
 
-interface PendingAppend {
-  readonly stream: string;
-  readonly inputs: readonly AppendInput[];
-  readonly encoded: readonly Uint8Array[];
-  readonly resolve: (results: AppendResult[]) => void;
-  readonly reject: (error: unknown) => void;
-}
-
 /** How often resident file pages are probed besides after commits. */
 const MAPPED_CHECK_MS = 1_000;
 const closeEnv = (env: RootDatabase): Promise<void> => env.close();
-const EMPTY_RESULTS: readonly AppendResult[] = Object.freeze([]);
 /** A caught value as a rejection reason: the same object when it is an Error, else wrapped (kept as `cause`). */
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error), { cause: error }));
 
@@ -404,52 +396,12 @@ export class LmdbEventLog implements EventLog {
    * an I/O error) leaves nothing of the batch, and every append of it rejects `unavailable` (reason `storage`).
    */
   private async commitBatch(batch: PendingAppend[]): Promise<void> {
-    const newHeads = new Map<string, number>();
-    const results = new Array<AppendResult[]>(batch.length);
-    let globalSeq = this.globalSeq;
-    let wrote = false;
+    let written: BatchWrite;
     let bodyError: { error: unknown } | null = null;
-    const body = (): void => {
-      const batchMsgIds = new Map<string, Map<string, number>>();
-      for (let b = 0; b < batch.length; b++) {
-        const { stream, inputs, encoded } = batch[b] as PendingAppend;
-        if (inputs.length === 0) {
-          results[b] = EMPTY_RESULTS as AppendResult[];
-          continue;
-        }
-        let head = newHeads.get(stream) ?? this.committedHead(stream);
-        const out = new Array<AppendResult>(inputs.length);
-        for (let i = 0; i < inputs.length; i++) {
-          const msgId = (inputs[i] as AppendInput).msgId;
-          if (msgId !== undefined) {
-            let seen = batchMsgIds.get(stream);
-            const original = seen?.get(msgId) ?? this.dbs.msgIds.get([stream, msgId]);
-            if (original !== undefined) {
-              out[i] = { seq: original, duplicate: true };
-              continue;
-            }
-            head += 1;
-            if (seen === undefined) batchMsgIds.set(stream, (seen = new Map<string, number>()));
-            seen.set(msgId, head);
-            this.dbs.msgIds.putSync([stream, msgId], head);
-          } else {
-            head += 1;
-          }
-          for (const lookup of (inputs[i] as AppendInput).keys ?? []) this.dbs.keys.putSync([stream, lookup], head);
-          const key: RecordKey = [stream, head];
-          this.dbs.records.putSync(key, asBinary(encoded[i] as Uint8Array));
-          this.dbs.global.putSync(++globalSeq, key);
-          wrote = true;
-          out[i] = { seq: head, duplicate: false };
-        }
-        results[b] = out;
-        newHeads.set(stream, head);
-      }
-    };
     try {
-      await this.env.transaction(() => {
+      written = await this.env.transaction(() => {
         try {
-          body();
+          return writeBatch(this.dbs, batch, (stream) => this.committedHead(stream), this.globalSeq);
         } catch (error) {
           // Not expected (inputs are validated and encoded up front): thrown out of the body, it aborts the
           // transaction, so nothing of the batch is kept.
@@ -467,6 +419,7 @@ export class LmdbEventLog implements EventLog {
       this.reseed();
       return;
     }
+    const { results, newHeads, globalSeq, wrote } = written;
     if (wrote) {
       for (const [stream, head] of newHeads) {
         if (this.headCache.get(stream) === 0 && head > 0) this.counts?.added(stream);
@@ -496,33 +449,6 @@ export class LmdbEventLog implements EventLog {
   private rejectAll(batch: PendingAppend[], error: unknown): void {
     for (const pending of batch) pending.reject(error);
   }
-}
-
-/**
- * The error the appends of a transaction that did not commit reject with: `unavailable` with reason `storage` (the
- * disk is full, or the file cannot be written), naming the cause lmdb-js gives (as `commitError`, a promise it
- * rejects with the system error; it is read here so that it is handled).
- */
-async function storageError(error: unknown): Promise<ProtocolError> {
-  const commitError = (error as { commitError?: unknown } | null)?.commitError;
-  let cause: unknown = error;
-  if (commitError instanceof Promise) {
-    const settled = commitError.then(
-      () => null,
-      (reason: unknown) => reason,
-    );
-    // lmdb-js rejects it in the same turn as the commit; do not wait on one that never settles
-    const underlying = await Promise.race([settled, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
-    if (underlying !== null) cause = underlying;
-  }
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  const errno = (cause as { code?: unknown } | null)?.code;
-  return new ProtocolError(
-    'unavailable',
-    `the event log could not write durably (${detail}${typeof errno === 'number' || typeof errno === 'string' ? `, ${String(errno)}` : ''}): nothing of this request was acknowledged; retry once storage has room`,
-    { reason: 'storage' },
-    { cause },
-  );
 }
 
 /** Functional alias of `LmdbEventLog.open`. */
