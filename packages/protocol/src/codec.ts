@@ -86,11 +86,17 @@ function encodePayload(value: unknown, encoding: Encoding): Uint8Array {
     return textEncoder.encode(JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? Number(item) : item)));
   }
   const packed = packr.pack(toPlain(value) ?? null);
-  // msgpackr packs into one buffer it keeps for the next value, grown to the largest value so far (it lets go only past
-  // 1 GiB): after a huge one (a 50 MB tool output), it gets a small one again, so that memory comes back once the
-  // packed bytes are sent.
-  if (packed.length > LARGE_PACK_BYTES) packr.useBuffer(smallPackBuffer());
+  releaseLargePackBuffer(packr, packed.length);
   return packed;
+}
+
+/**
+ * msgpackr packs into one buffer it keeps for the next value, grown to the largest value so far (it lets go only past
+ * 1 GiB). Called after each pack: after a huge value (a 50 MB tool output), `packr` gets a small buffer again, so that
+ * memory comes back once the packed bytes are sent or written.
+ */
+export function releaseLargePackBuffer(packr: Packr, packedBytes: number): void {
+  if (packedBytes > LARGE_PACK_BYTES) packr.useBuffer(smallPackBuffer());
 }
 
 /** A value packed above this size leaves msgpackr's buffer replaced by a new one of `SMALL_PACK_BUFFER` bytes. */

@@ -173,6 +173,7 @@ export {
   contentTypeHeaders,
   JSON_CONTENT_TYPE,
   EncodingSchema,
+  releaseLargePackBuffer,
   type Encoding,
   type DecodedPayload,
 } from './codec.ts';

@@ -5,6 +5,7 @@
  */
 import { Packr } from 'msgpackr';
 import { RECORD_PACKR_OPTIONS, type AppendInput, type LogRecord, type StoredRecord } from '@baton/log-schema';
+import { releaseLargePackBuffer } from '@baton/protocol';
 
 export function createRecordPackr(): Packr {
   return new Packr({ ...RECORD_PACKR_OPTIONS });
@@ -52,9 +53,6 @@ export function toLogRecord(input: AppendInput): LogRecord {
     : { v: 1, type: input.type, at: input.at, payload: input.payload, msgId: input.msgId };
 }
 
-/** A record packed above this size leaves msgpackr's buffer replaced by a small one. */
-const LARGE_RECORD_BYTES = 4 * 1024 * 1024;
-
 /**
  * Validates and encodes the records of one append call. Throws (before anything is queued) when a record is
  * malformed or its payload cannot be encoded, so one bad append never poisons a group-commit batch.
@@ -66,10 +64,9 @@ export function encodeInputs(packr: Packr, stream: string, inputs: readonly Appe
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i] as AppendInput;
     validateInput(input);
-    encoded[i] = packr.pack(toLogRecord(input));
-    // msgpackr keeps the buffer it packed into, grown to the largest record so far (up to 1 GiB): after a huge record
-    // it gets a small one again, so the memory comes back once the log has written the record.
-    if ((encoded[i] as Uint8Array).length > LARGE_RECORD_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(64 * 1024));
+    const packed = packr.pack(toLogRecord(input));
+    releaseLargePackBuffer(packr, packed.length);
+    encoded[i] = packed;
   }
   return encoded;
 }
