@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 
-/** Why a commit was made: a writer's run, or restoring an earlier version. */
-export const CommitReasonSchema = z.enum(['writer', 'restore']);
+/**
+ * Why a commit was made: a writer's run, restoring an earlier version, or a new session starting from the checkpoint
+ * of the session it continues (its lineage).
+ */
+export const CommitReasonSchema = z.enum(['writer', 'restore', 'inherited']);
 export type CommitReason = z.infer<typeof CommitReasonSchema>;
 
 /** One memory-file commit: the files it replaced (relative to the memory root) and their content hashes. */
 export const CommitRecordSchema = z.object({
   commitId: z.string(),
-  /** Null for a commit that restores an earlier version. */
+  /** Null for a commit no writer made (a restore, an inherited checkpoint). */
   writerId: z.string().nullable(),
   reason: CommitReasonSchema,
   at: z.number().int().nonnegative(),

@@ -8,7 +8,7 @@ import {
   type SessionEffect,
   type SessionEvent,
 } from '@baton/actors';
-import { EncodingSchema, MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterOutcomeSchema, WriterSlotSchema } from '@baton/protocol';
+import { EncodingSchema, LineageSchema, MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterOutcomeSchema, WriterSlotSchema } from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 import { SessionSetupSchema } from './session-setup.ts';
@@ -147,8 +147,11 @@ export type DecisionState = z.infer<typeof DecisionStateSchema>;
 
 /** Every record type of a `session/<sid>` stream and its payload. */
 export const SESSION_RECORDS = {
-  /** First record: the setup the session machine starts from, the reply encoding, and the request as received. */
-  'session.opened': z.object({ setup: SessionSetupSchema, encoding: EncodingSchema, request: OpenRequestSchema }),
+  /**
+   * First record: the setup the session machine starts from, the reply encoding, and the request as received; with
+   * `lineage` when the session continues another (absent in older logs and for a session that continues none).
+   */
+  'session.opened': z.object({ setup: SessionSetupSchema, encoding: EncodingSchema, request: OpenRequestSchema, lineage: LineageSchema.optional() }),
   /**
    * The session changed hands: from now on it belongs to `owner` (a keyed digest of a credential). Written when an
    * owned open takes a session that recorded nothing yet, or by `baton rebind` (a user rotated their key). Not an

@@ -10,6 +10,23 @@ export const SessionIdSchema = z.string().regex(SESSION_ID_PATTERN, 'session id 
  */
 export const OwnerDigestSchema = z.string().regex(/^hmac-sha256:[A-Za-z0-9_-]{43}$/, 'owner must be hmac-sha256:<43 base64url characters>');
 
+/** How a session continues another: a handoff to another agent, a new slice of a gateway session key, a resume. */
+export const LineageKindSchema = z.enum(['handoff', 'slice', 'resume']);
+export type LineageKind = z.infer<typeof LineageKindSchema>;
+
+/**
+ * Where a session came from, as its opening records it and `runtime.sessions` shows it: the session it continues,
+ * how, the committed checkpoint version of that session it started from and the message id that checkpoint covers up
+ * to (null: that session had none).
+ */
+export const LineageSchema = z.strictObject({
+  from_session: SessionIdSchema,
+  kind: LineageKindSchema,
+  checkpoint_version: z.int().nonnegative().nullable(),
+  watermark: z.string().nullable(),
+});
+export type Lineage = z.infer<typeof LineageSchema>;
+
 /** A non-empty string (ids, names). */
 export const NonEmptyStringSchema = z.string().min(1);
 

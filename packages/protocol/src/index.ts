@@ -15,7 +15,7 @@ export {
   type ProjectSubjects,
   type SessionSubjects,
 } from './subjects.ts';
-export { SessionIdSchema, OwnerDigestSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
+export { SessionIdSchema, LineageSchema, LineageKindSchema, type Lineage, type LineageKind, OwnerDigestSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
 export {
   WriterOutcomeSchema,
   FailureKindSchema,
@@ -60,6 +60,7 @@ export {
   ModelInfoSchema,
   CheckpointOptionsSchema,
   OpenRequestSchema,
+  OpenLineageSchema,
   AppendRequestSchema,
   PartRequestSchema,
   MAX_UPLOAD_BYTES,
@@ -81,6 +82,7 @@ export {
   type ModelInfo,
   type CheckpointOptions,
   type OpenRequest,
+  type OpenLineage,
   type AppendRequest,
   type TaskItem,
   type TasksRequest,

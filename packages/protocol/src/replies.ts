@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CountSchema, EpochMsSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
+import { CountSchema, EpochMsSchema, LineageSchema, NonEmptyStringSchema, SessionIdSchema } from './fields.ts';
 import {
   FailureKindSchema,
   RebuildOutcomeSchema,
@@ -266,6 +266,8 @@ export const RuntimeSessionSchema = z.object({
    * they are sent again with the session's next call. Absent otherwise (and from a separate gateway's sessions).
    */
   recording: z.enum(['stalled']).optional(),
+  /** Where the session came from, as its opening recorded it (absent: it continues no other session). */
+  lineage: LineageSchema.optional(),
   error: z.string().optional(),
 });
 export type RuntimeSession = z.infer<typeof RuntimeSessionSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   OwnerDigestSchema,
   CountSchema,
+  LineageKindSchema,
   NonEmptyStringSchema,
   OpenObjectSchema,
   PositiveIntSchema,
@@ -87,6 +88,16 @@ export const WriterHeadersSchema = z
     }
   });
 
+/**
+ * `open.lineage`: the session a new one continues (kind `slice`: a gateway opening the next slice of a session key).
+ * The daemon checks that session and fills the checkpoint version and watermark itself; the client names only these.
+ */
+export const OpenLineageSchema = z.strictObject({
+  from_session: SessionIdSchema,
+  kind: LineageKindSchema.extract(['slice']),
+});
+export type OpenLineage = z.infer<typeof OpenLineageSchema>;
+
 /** `baton.v1.open`: open a new session (no `session_id`, or an unknown one) or resume a known one. */
 export const OpenRequestSchema = z.strictObject({
   session_id: SessionIdSchema.optional(),
@@ -116,6 +127,11 @@ export const OpenRequestSchema = z.strictObject({
    * new owner takes it (a first call the provider refused, e.g. a mistyped key, claims nothing that lasts).
    */
   owner: OwnerDigestSchema.optional(),
+  /**
+   * The session this one continues; counts only when the open creates the session. Refused (nothing opened) when that
+   * session is unknown or of another project (`not_found`) or bound to another owner than this request's (`forbidden`).
+   */
+  lineage: OpenLineageSchema.optional(),
 });
 export type OpenRequest = z.infer<typeof OpenRequestSchema>;
 

@@ -43,8 +43,12 @@ async function withFile(command: string, scope: string, options: MemoryOptions, 
   }
 }
 
-/** `…-w2` for a writer of the file's own session, the full id otherwise, `restore` for a restore. */
+/**
+ * `…-w2` for a writer of the file's own session, the full id otherwise, `restore` for a restore, `inherited` for the
+ * checkpoint a session started from (the one of the session it continues).
+ */
 function author(v: FileVersion, rel: string): string {
+  if (v.reason === 'inherited') return 'inherited';
   if (v.reason === 'restore' || v.writerId === null) return 'restore';
   const session = /^sessions\/([^/]+)\//.exec(rel)?.[1];
   return session === undefined ? v.writerId : shortWriterId(v.writerId, session);

@@ -4,11 +4,14 @@ export interface CommittedFile {
   readonly hash: string;
 }
 
-/** What a commit records. `writerId` is null for commits that restore an earlier version. */
+/**
+ * What a commit records. `writerId` is null for commits no writer made: a restore of an earlier version, or the
+ * checkpoint a new session inherits from the session it continues.
+ */
 export interface CommitRecord {
   readonly commitId: string;
   readonly writerId: string | null;
-  readonly reason: 'writer' | 'restore';
+  readonly reason: 'writer' | 'restore' | 'inherited';
   readonly at: number;
   readonly files: readonly CommittedFile[];
 }
