@@ -1,37 +1,22 @@
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonClient } from '@baton/client';
 import { LmdbEventLog, verifySession } from '@baton/runtime';
-import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
+import type { NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionLoad, historyIds, replicatedHistory, spawnDaemons, writersSettled, type DaemonChild } from './support/cluster-rig.ts';
+import { RIG_START_TIMEOUT_MS, SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 
 describe('three daemons (separate processes, durability replicated, R3) on a 3-node NATS cluster: one is SIGKILLed under load', () => {
-  let cluster: NatsClusterHandle;
-  let model: LoopbackModel;
-  let daemons: DaemonChild[] = [];
-  let transport: NatsTransport;
+  let rig: ClusterRig<NatsClusterHandle>;
 
   beforeAll(async () => {
-    cluster = await startNatsCluster();
-    model = await startLoopbackModel({ mode: 'extractive' });
-    const config = { baseURL: model.baseURL, leaseMs: LEASE_MS, durability: 'replicated' as const, replicas: 3 };
-    const urls = cluster.urls;
-    daemons = await spawnDaemons([0, 1, 2].map((i) => ({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
-    transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
-  }, 60_000);
+    rig = await startClusterRig({ leaseMs: LEASE_MS });
+  }, RIG_START_TIMEOUT_MS);
 
   afterAll(async () => {
-    await transport?.close();
-    for (const d of daemons) {
-      await d.stop();
-      await rm(d.dataDir, { recursive: true, force: true });
-    }
-    await model?.close();
-    await cluster?.stop();
+    await rig?.stop();
   });
 
   it('serves the dead daemon’s sessions from the others: no acknowledged append lost, watermarks and checkpoint versions intact, replay verifies', async () => {
@@ -39,7 +24,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     // An append in flight when its daemon dies waits out the request timeout before the client fails over.
     let killedAt = Number.POSITIVE_INFINITY;
     const reopenedAfter = new Map<string, number>();
-    const client = new BatonClient(transport, {
+    const client = new BatonClient(rig.transport, {
       timeoutMs: 2_000,
       failover: {
         timeoutMs: 45_000,
@@ -56,7 +41,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     const before = new Map(await Promise.all(load.sessions.map(async (sid) => [sid, await client.status(sid)] as const)));
 
     // Mid-load: the daemon holding the most sessions is killed once the next turns are under way.
-    const victim = [...daemons].sort((x, y) => y.held().size - x.held().size)[0] as DaemonChild;
+    const victim = [...rig.daemons].sort((x, y) => y.held().size - x.held().size)[0] as DaemonChild;
     const lost = victim.held();
     expect(lost.size).toBeGreaterThan(0);
     let acks = 0;
@@ -81,7 +66,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     // Every acknowledged id is in the replicated log; each session's log folds as one owner at a time.
     let compared = 0;
     for (const sid of load.sessions) {
-      const ids = historyIds(await replicatedHistory(transport.connection, sid, 3), sid);
+      const ids = historyIds(await replicatedHistory(rig.transport.connection, sid, 3), sid);
       const missing = [...(load.acked.get(sid) ?? [])].filter((id) => !ids.has(id));
       expect(missing).toEqual([]);
       compared += load.acked.get(sid)?.size ?? 0;
@@ -96,7 +81,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     expect(compared).toBe(SESSIONS * 40);
 
     // The survivors stop; each session that moved verifies on its new holder's disk.
-    const survivors = daemons.filter((d) => d !== victim);
+    const survivors = rig.daemons.filter((d) => d !== victim);
     for (const d of survivors) await d.stop();
     let verified = 0;
     for (const d of survivors) {

@@ -1,17 +1,18 @@
 import { BatonClient } from '@baton/client';
 import { clusterNames, readClusterStatus } from '@baton/runtime';
+import type { NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, type ClusterRig } from './support/cluster-rig.ts';
+import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, RIG_START_TIMEOUT_MS, type ClusterRig } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 
 describe('three daemons (separate processes, durability replicated, R3) on a 3-node NATS cluster: one nats-server node is SIGKILLed under load', () => {
-  let rig: ClusterRig;
+  let rig: ClusterRig<NatsClusterHandle>;
 
   beforeAll(async () => {
-    rig = await startClusterRig(LEASE_MS);
-  }, 60_000);
+    rig = await startClusterRig({ leaseMs: LEASE_MS });
+  }, RIG_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await rig?.stop();
@@ -24,7 +25,7 @@ describe('three daemons (separate processes, durability replicated, R3) on a 3-n
     await load.turns(0, 5);
     expect(await writersSettled(client, load.sessions, 60_000)).toBe(SESSIONS);
 
-    const node = rig.cluster.nodes[0];
+    const node = rig.nats.nodes[0];
     if (node === undefined) throw new Error('no node');
     let acks = 0;
     let killedAt = 0;

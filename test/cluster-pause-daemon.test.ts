@@ -1,17 +1,18 @@
 import { BatonClient } from '@baton/client';
+import type { NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, RIG_START_TIMEOUT_MS, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 const PAUSE_MS = LEASE_MS * 4;
 
 describe('three daemons (separate processes, durability replicated, R3): one is SIGSTOPped longer than its lease, then SIGCONTed', () => {
-  let rig: ClusterRig;
+  let rig: ClusterRig<NatsClusterHandle>;
 
   beforeAll(async () => {
-    rig = await startClusterRig(LEASE_MS);
-  }, 60_000);
+    rig = await startClusterRig({ leaseMs: LEASE_MS });
+  }, RIG_START_TIMEOUT_MS);
 
   afterAll(async () => {
     await rig?.stop();

@@ -1,10 +1,9 @@
-import { rm } from 'node:fs/promises';
-import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonClient } from '@baton/client';
 import { ClusterStore, SessionLog, clusterNames, foldLogEntries } from '@baton/runtime';
-import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
+import type { NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversation } from './support/conversation.ts';
-import { SessionLoad, spawnDaemons, type DaemonChild } from './support/cluster-rig.ts';
+import { RIG_START_TIMEOUT_MS, SessionLoad, startClusterRig, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 const ROUNDS = 50;
 const LEASE_MS = 500;
@@ -19,33 +18,20 @@ const until = async (cond: () => boolean): Promise<void> => {
 };
 
 describe('two daemons (separate processes, durability replicated, R3) race for one session per round: its holder is SIGSTOPped longer than its lease, then SIGCONTed', () => {
-  let cluster: NatsClusterHandle;
-  let model: LoopbackModel;
-  let daemons: DaemonChild[] = [];
-  let transport: NatsTransport;
+  let rig: ClusterRig<NatsClusterHandle>;
 
   beforeAll(async () => {
-    cluster = await startNatsCluster();
-    model = await startLoopbackModel({ mode: 'extractive' });
-    const config = { baseURL: model.baseURL, leaseMs: LEASE_MS, durability: 'replicated' as const, replicas: 3 };
-    const urls = cluster.urls;
-    daemons = await spawnDaemons([0, 1].map((i) => ({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
-    transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
-  }, 60_000);
+    rig = await startClusterRig({ leaseMs: LEASE_MS, daemons: 2 });
+  }, RIG_START_TIMEOUT_MS);
 
   afterAll(async () => {
-    await transport?.close();
-    for (const d of daemons) {
-      await d.stop();
-      await rm(d.dataDir, { recursive: true, force: true });
-    }
-    await model?.close();
-    await cluster?.stop();
+    await rig?.stop();
   });
 
   it(`over ${ROUNDS} rounds: one owner at a time in every session's log, nothing from a paused owner after its successor's marker, every acknowledged id stored once`, async () => {
     // The request timeout is shorter than the pause, so the client reopens the session on the other daemon meanwhile.
     let reopened = 0;
+    const { daemons, transport } = rig;
     const client = new BatonClient(transport, { timeoutMs: 500, failover: { timeoutMs: 30_000, onReopened: () => void reopened++ } });
     const load = new SessionLoad(client, 'race');
     const paused = new Map<string, string>();

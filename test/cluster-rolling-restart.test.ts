@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
-import { BatonClient, NatsTransport } from '@baton/client';
+import { BatonClient } from '@baton/client';
 import { LmdbEventLog, verifySession, type LogHistory } from '@baton/runtime';
-import { startLoopbackModel, startNatsCluster, type LoopbackModel, type NatsClusterHandle } from '@baton/testing';
+import type { NatsClusterHandle } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversation } from './support/conversation.ts';
-import { DaemonChild, SessionLoad, replicatedHistory, spawnDaemons, type DaemonChildConfig } from './support/cluster-rig.ts';
+import { RIG_START_TIMEOUT_MS, SessionLoad, replicatedHistory, startClusterRig, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 /*
  * A rolling restart as docs/operations.md describes it: three cluster daemons (durability replicated, R3) serve
@@ -36,32 +35,18 @@ function idCounts(history: LogHistory, sessionId: string): Map<string, number> {
 }
 
 describe('rolling restart of three cluster daemons under load', () => {
-  let cluster: NatsClusterHandle;
-  let model: LoopbackModel;
-  let transport: NatsTransport;
-  let configs: DaemonChildConfig[] = [];
-  let daemons: DaemonChild[] = [];
+  let rig: ClusterRig<NatsClusterHandle>;
 
   beforeAll(async () => {
-    cluster = await startNatsCluster();
-    model = await startLoopbackModel({ mode: 'extractive' });
-    const urls = cluster.urls;
-    configs = [0, 1, 2].map((i) => ({ baseURL: model.baseURL, leaseMs: LEASE_MS, durability: 'replicated' as const, replicas: 3, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] }));
-    daemons = await spawnDaemons(configs);
-    transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
-  }, 60_000);
+    rig = await startClusterRig({ leaseMs: LEASE_MS });
+  }, RIG_START_TIMEOUT_MS);
 
   afterAll(async () => {
-    await transport?.close();
-    for (const d of daemons) {
-      await d.stop();
-      await rm(d.dataDir, { recursive: true, force: true });
-    }
-    await model?.close();
-    await cluster?.stop();
+    await rig?.stop();
   });
 
   it('each daemon SIGTERMed and started again in turn: nothing acknowledged lost, nothing twice, every session verifies', { timeout: 240_000 }, async () => {
+    const { daemons, transport } = rig;
     const client = new BatonClient(transport, { timeoutMs: 10_000, failover: { timeoutMs: 60_000, attemptTimeoutMs: 3_000, openAttemptTimeoutMs: 1_000, delayMs: 50, maxDelayMs: 250 } });
     const load = new SessionLoad(client, 'roll');
     await load.open(SESSIONS);
@@ -97,7 +82,7 @@ describe('rolling restart of three cluster daemons under load', () => {
       const held = old.held().size;
       const stopped = performance.now();
       await old.stop();
-      const fresh = await DaemonChild.spawn({ ...(configs[i] as DaemonChildConfig), dataDir: old.dataDir });
+      const fresh = await rig.spawn({ ...rig.config(i), dataDir: old.dataDir });
       daemons[i] = fresh;
       restarts.push(`${old.daemonId} (held ${held}) → ${fresh.daemonId} in ${Math.round(performance.now() - stopped)} ms`);
       // The load goes on before the next daemon is restarted.

@@ -50,7 +50,7 @@ describe('cluster: the project MEMORY.md written by writers of sessions on diffe
       mode: 'extractive',
       extractive: { memoryRule: (paths) => /\/staging\/([^/]+)\//.exec(paths.checkpoint)?.[1]?.replace(/^/, 'rule recorded by writer ') },
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     for (const t of clients) await t.close().catch(() => {});

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { BatonClient } from '@baton/client';
+import { NatsTransport, type BatonClient } from '@baton/client';
+import { startLoopbackModel, startNatsCluster, startNatsServer, type LoopbackModel, type NatsClusterHandle, type NatsServerHandle } from '@baton/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { ClusterStore, SessionLog, clusterNames, foldLogEntries, type LogHistory } from '@baton/runtime';
 import type { Message } from '@baton/protocol';
@@ -257,46 +258,95 @@ export async function writersSettled(client: BatonClient, sessions: readonly str
   return settled;
 }
 
-/** A 3-node NATS cluster, the loopback model and three daemon processes (durability replicated, R3). */
-export interface ClusterRig {
-  readonly cluster: import('@baton/testing').NatsClusterHandle;
-  readonly model: import('@baton/testing').LoopbackModel;
+/**
+ * A safety net for a test hook that starts a rig: each NATS node may take 30 s to be ready and the JetStream meta
+ * leader 60 s more on a loaded machine, before the daemons start.
+ */
+export const RIG_START_TIMEOUT_MS = 180_000;
+
+export interface ClusterRigOptions {
+  readonly leaseMs: number;
+  /** Daemons started with the rig (default 3); the i-th connects to the i-th node first and fails over to the others. */
+  readonly daemons?: number;
+  /** A daemon silent this long has its heartbeat deleted by the others (default the daemon's). */
+  readonly forgetDeadMs?: number;
+}
+
+/**
+ * NATS (a 3-node cluster with R3, or one plain server with R1), the loopback model in extractive mode, daemon processes
+ * in cluster mode (durability replicated) and the test's own connection to every node.
+ */
+export interface ClusterRig<Nats> {
+  readonly nats: Nats;
+  readonly model: LoopbackModel;
+  /** The running daemons; a test that restarts one puts the new one in its place. `stop` stops whatever is here. */
   readonly daemons: DaemonChild[];
-  /** The test's own connection, to every node. */
-  readonly transport: import('@baton/client').NatsTransport;
+  readonly transport: NatsTransport;
+  /** The configuration the i-th daemon was started with (for starting it again on its data directory). */
+  config(i: number): DaemonChildConfig;
+  /** Starts one more daemon, stopped (and its data directory removed) with the rig. */
+  spawn(config: DaemonChildConfig): Promise<DaemonChild>;
   stop(): Promise<void>;
 }
 
-/** Starts the rig; each daemon connects to its own node first and fails over to the others. */
-export async function startClusterRig(leaseMs: number): Promise<ClusterRig> {
-  const { startLoopbackModel, startNatsCluster } = await import('@baton/testing');
-  const { NatsTransport } = await import('@baton/client');
-  const cluster = await startNatsCluster();
-  const model = await startLoopbackModel({ mode: 'extractive' });
-  const urls = cluster.urls;
-  const config = { baseURL: model.baseURL, leaseMs, durability: 'replicated' as const, replicas: 3 };
-  let daemons: DaemonChild[];
+/** A 3-node NATS cluster, the model and three (or `daemons`) daemons, replicas 3. */
+export function startClusterRig(options: ClusterRigOptions): Promise<ClusterRig<NatsClusterHandle>> {
+  return startRig(options, startNatsCluster, (c) => c.urls, 3);
+}
+
+/** One plain NATS server, the model and three (or `daemons`) daemons, replicas 1. */
+export function startServerRig(options: ClusterRigOptions): Promise<ClusterRig<NatsServerHandle>> {
+  return startRig(options, startNatsServer, (s) => [s.url], 1);
+}
+
+async function startRig<Nats extends { stop(): Promise<void> }>(
+  options: ClusterRigOptions,
+  startNats: () => Promise<Nats>,
+  urlsOf: (nats: Nats) => readonly string[],
+  replicas: number,
+): Promise<ClusterRig<Nats>> {
+  const nats = await startNats();
+  const urls = urlsOf(nats);
+  const children: DaemonChild[] = [];
+  let model: LoopbackModel | undefined;
+  let transport: NatsTransport | undefined;
+  const config = (i: number): DaemonChildConfig => ({
+    servers: [urls[i % urls.length] as string, ...urls.filter((_, j) => j !== i % urls.length)],
+    baseURL: (model as LoopbackModel).baseURL,
+    leaseMs: options.leaseMs,
+    durability: 'replicated',
+    replicas,
+    ...(options.forgetDeadMs !== undefined ? { forgetDeadMs: options.forgetDeadMs } : {}),
+  });
+  const daemons: DaemonChild[] = [];
+  const stop = async (): Promise<void> => {
+    await transport?.close();
+    for (const d of new Set([...daemons, ...children])) {
+      await d.stop();
+      await rm(d.dataDir, { recursive: true, force: true });
+    }
+    await model?.close();
+    await nats.stop();
+  };
   try {
-    daemons = await spawnDaemons([0, 1, 2].map((i) => ({ ...config, servers: [urls[i] as string, ...urls.filter((_, j) => j !== i)] })));
+    model = await startLoopbackModel({ mode: 'extractive' });
+    daemons.push(...(await spawnDaemons(Array.from({ length: options.daemons ?? 3 }, (_, i) => config(i)))));
+    transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
   } catch (err) {
-    await model.close();
-    await cluster.stop();
+    await stop();
     throw err;
   }
-  const transport = await NatsTransport.connect({ servers: [...urls], maxReconnectAttempts: -1 });
   return {
-    cluster,
+    nats,
     model,
     daemons,
     transport,
-    stop: async () => {
-      await transport.close();
-      for (const d of daemons) {
-        await d.stop();
-        await rm(d.dataDir, { recursive: true, force: true });
-      }
-      await model.close();
-      await cluster.stop();
+    config,
+    spawn: async (c) => {
+      const child = await DaemonChild.spawn(c);
+      children.push(child);
+      return child;
     },
+    stop,
   };
 }

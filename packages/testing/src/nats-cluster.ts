@@ -40,8 +40,13 @@ export interface NatsClusterOptions {
    * cluster up one server at a time. With fewer than all, the start does not wait for a JetStream meta leader.
    */
   readonly running?: number;
-  /** How long to wait for each node to log "Server is ready" and for the JetStream meta leader. Default 30 s. */
+  /** How long to wait for each node to log "Server is ready". Default 30 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * How long to wait for the JetStream meta leader once every node is ready. Default 60 s: a safety net, generous
+   * because an election takes far longer when several clusters start at once on a loaded machine.
+   */
+  readonly metaLeaderTimeoutMs?: number;
   /** More configuration for every node, as config-file text (e.g. an `authorization { users: [...] }` block). */
   readonly config?: string;
 }
@@ -115,6 +120,7 @@ async function waitMetaLeader(ports: readonly NodePorts[], size: number, timeout
 export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsClusterHandle> {
   const size = options.size ?? 3;
   const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const metaLeaderTimeoutMs = options.metaLeaderTimeoutMs ?? 60_000;
   const binary = options.binary ?? defaultBinary();
   const root = await mkdtemp(join(tmpdir(), 'baton-nats-cluster-'));
   const ports: NodePorts[] = [];
@@ -155,7 +161,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     try {
       const running = Math.min(size, options.running ?? size);
       await Promise.all(ports.slice(0, running).map((_, i) => start(i)));
-      if (running === size) await waitMetaLeader(ports, size, timeoutMs);
+      if (running === size) await waitMetaLeader(ports, size, metaLeaderTimeoutMs);
       break;
     } catch (err) {
       await stopAll();

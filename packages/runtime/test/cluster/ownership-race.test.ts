@@ -64,7 +64,7 @@ describe('two daemons racing for one session on a 3-node JetStream cluster (R3)'
     a = await contender('daemon-a', u1);
     b = await contender('daemon-b', u2);
     c = await contender('daemon-c', u3);
-  }, 60_000);
+    }, 120_000);
 
   afterAll(async () => {
     for (const x of [a, b, c]) await x?.nc.close();

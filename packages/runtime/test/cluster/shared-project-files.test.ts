@@ -70,7 +70,7 @@ describe('project memory files shared by daemons on a 3-node JetStream cluster (
     const [u1, u2] = cluster.urls as [string, string, string];
     a = await side('daemon-a', u1);
     b = await side('daemon-b', u2);
-  }, 60_000);
+    }, 120_000);
 
   afterAll(async () => {
     for (const s of [a, b]) {
