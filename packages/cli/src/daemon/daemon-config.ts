@@ -43,6 +43,9 @@ const DaemonConfigSchema = z.strictObject({
   waits: z.strictObject(Object.fromEntries(Object.keys(WAIT_KEYS).map((k) => [k, Ms.optional()])) as Record<keyof typeof WAIT_KEYS, z.ZodOptional<typeof Ms>>).optional(),
 });
 
+/** The file's top-level keys: the settings of `settings-table.ts` that have one, each `configKey` of its name. */
+export const DAEMON_CONFIG_KEYS: readonly string[] = Object.keys(DaemonConfigSchema.shape);
+
 export interface DaemonConfig {
   readonly budgets?: unknown;
   readonly rebuildCaps?: unknown;

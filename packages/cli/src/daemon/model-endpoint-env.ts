@@ -1,4 +1,5 @@
 import { type ModelEndpoint } from '@baton/runtime';
+import { envName, envValue } from '../flags/settings-table.ts';
 
 /** Where Anthropic's SDK sends requests when no base URL is given. */
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -14,19 +15,24 @@ export class EnvError extends Error {
   }
 }
 
+const BASE_URL = envName('openaiBaseUrl');
+const API_KEY = envName('openaiApiKey');
+const ANTHROPIC_BASE_URL = envName('anthropicBaseUrl');
+const ANTHROPIC_API_KEY = envName('anthropicApiKey');
+
 /**
  * The writer's model endpoint from `OPENAI_BASE_URL` and `OPENAI_API_KEY` (both required; the base URL must be an
  * http(s) URL). Throws `EnvError` naming the variable.
  */
 export function modelEndpointFromEnv(env: NodeJS.ProcessEnv, writerModel: string | undefined): ModelEndpoint {
-  const baseURL = env['OPENAI_BASE_URL'];
+  const baseURL = env[BASE_URL];
   if (baseURL === undefined || baseURL.trim() === '') {
-    throw new EnvError('OPENAI_BASE_URL', 'OPENAI_BASE_URL is not set: point it at an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1');
+    throw new EnvError(BASE_URL, `${BASE_URL} is not set: point it at an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1`);
   }
-  httpUrl('OPENAI_BASE_URL', baseURL);
-  const apiKey = env['OPENAI_API_KEY'];
-  if (apiKey === undefined || apiKey === '') {
-    throw new EnvError('OPENAI_API_KEY', 'OPENAI_API_KEY is not set: the writer needs an API key for OPENAI_BASE_URL');
+  httpUrl(BASE_URL, baseURL);
+  const apiKey = envValue(env, 'openaiApiKey');
+  if (apiKey === undefined) {
+    throw new EnvError(API_KEY, `${API_KEY} is not set: the writer needs an API key for ${BASE_URL}`);
   }
   return { baseURL, apiKey, ...(writerModel !== undefined ? { writerModel } : {}) };
 }
@@ -49,16 +55,16 @@ function httpUrl(variable: string, value: string): void {
  * key. Throws `EnvError` naming the variable.
  */
 export function anthropicEndpointFromEnv(env: NodeJS.ProcessEnv): { baseURL: string; apiKey: string } | null {
-  const baseURL = env['ANTHROPIC_BASE_URL']?.trim() ?? '';
-  const apiKey = env['ANTHROPIC_API_KEY'] ?? '';
+  const baseURL = env[ANTHROPIC_BASE_URL]?.trim() ?? '';
+  const apiKey = envValue(env, 'anthropicApiKey') ?? '';
   if (baseURL === '' && apiKey === '') return null;
-  if (apiKey === '') throw new EnvError('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL is set but ANTHROPIC_API_KEY is not: the writers of Anthropic Messages sessions need a key');
-  if (baseURL !== '') httpUrl('ANTHROPIC_BASE_URL', baseURL);
+  if (apiKey === '') throw new EnvError(ANTHROPIC_API_KEY, `${ANTHROPIC_BASE_URL} is set but ${ANTHROPIC_API_KEY} is not: the writers of Anthropic Messages sessions need a key`);
+  if (baseURL !== '') httpUrl(ANTHROPIC_BASE_URL, baseURL);
   return { baseURL: baseURL === '' ? ANTHROPIC_DEFAULT_BASE_URL : baseURL, apiKey };
 }
 
 /** `BATON_DISABLE_CHECKPOINT=1` (or `true`) disables writers and checkpoint rebuilds. */
 export function checkpointDisabledFromEnv(env: NodeJS.ProcessEnv): boolean {
-  const value = env['BATON_DISABLE_CHECKPOINT']?.trim().toLowerCase();
+  const value = envValue(env, 'disableCheckpoint')?.trim().toLowerCase();
   return value === '1' || value === 'true';
 }

@@ -3,6 +3,7 @@ import { NatsTransport, type NatsAuth, type NatsTls, type NatsTransportOptions }
 import type { CliIo } from '../cli-io.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { NatsFlags } from '../flags/command-flags.ts';
+import { envName, envValue } from '../flags/settings-table.ts';
 import { errorLine } from '../shutdown-signal.ts';
 
 /** The NATS connection flags every command that connects shares (`--nats`, `--nats-creds`, `--nats-user`, `--nats-tls-*`, …). */
@@ -15,7 +16,7 @@ export class NatsOptionError extends Error {
 
 /**
  * The transport options the flags and the environment stand for: the servers, at most one way to authenticate
- * (`--nats-creds`; `--nats-user` with `$BATON_NATS_PASSWORD`; `$BATON_NATS_TOKEN`), and TLS when any `--nats-tls-*`
+ * (`--nats-creds`; `--nats-user` with its password in the environment; a token in the environment), and TLS when any `--nats-tls-*`
  * is given (a client certificate needs its key). Throws `NatsOptionError` naming what is wrong.
  */
 export async function natsConnectionOptions(flags: NatsConnectionFlags, env: NodeJS.ProcessEnv): Promise<Pick<NatsTransportOptions, 'servers' | 'auth' | 'tls' | 'inboxPrefix'>> {
@@ -23,9 +24,9 @@ export async function natsConnectionOptions(flags: NatsConnectionFlags, env: Nod
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const token = env['BATON_NATS_TOKEN'];
-  const ways = [flags.natsCreds !== undefined, flags.natsNkey !== undefined, flags.natsUser !== undefined, token !== undefined && token !== ''].filter(Boolean).length;
-  if (ways > 1) throw new NatsOptionError('use one of --nats-creds, --nats-nkey, --nats-user (with $BATON_NATS_PASSWORD) and $BATON_NATS_TOKEN');
+  const token = envValue(env, 'natsToken');
+  const ways = [flags.natsCreds !== undefined, flags.natsNkey !== undefined, flags.natsUser !== undefined, token !== undefined].filter(Boolean).length;
+  if (ways > 1) throw new NatsOptionError(`use one of --nats-creds, --nats-nkey, --nats-user (with $${envName('natsPassword')}) and $${envName('natsToken')}`);
   let auth: NatsAuth | undefined;
   if (flags.natsNkey !== undefined) {
     let seed: string;
@@ -43,10 +44,10 @@ export async function natsConnectionOptions(flags: NatsConnectionFlags, env: Nod
       throw new NatsOptionError(`--nats-creds: cannot read ${flags.natsCreds}: ${err instanceof Error ? err.message : String(err)}`);
     }
   } else if (flags.natsUser !== undefined) {
-    const pass = env['BATON_NATS_PASSWORD'];
-    if (pass === undefined || pass === '') throw new NatsOptionError('--nats-user needs its password in $BATON_NATS_PASSWORD');
+    const pass = envValue(env, 'natsPassword');
+    if (pass === undefined) throw new NatsOptionError(`--nats-user needs its password in $${envName('natsPassword')}`);
     auth = { user: flags.natsUser, pass };
-  } else if (token !== undefined && token !== '') {
+  } else if (token !== undefined) {
     auth = { token };
   }
   let tls: NatsTls | undefined;

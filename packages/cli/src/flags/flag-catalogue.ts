@@ -3,9 +3,11 @@ import { LOG_LEVELS, type LogLevel } from '../daemon/log-levels.ts';
 import { parseMetricsAddress, type MetricsAddress } from '../daemon/metrics-address.ts';
 import { flag, type FlagEnv } from './flag.ts';
 import { duration, natsUrls, passthroughPrefix, port, positiveInt, projectToken, sessionId, subjectPrefix } from './flag-parsers.ts';
+import { envName, envValue, type EnvSetting } from './settings-table.ts';
 
 /**
- * Every flag of `baton`, declared once: its key in the parsed options, text, help, parser and default. Commands take
+ * Every flag of `baton`, declared once: its key in the parsed options (the setting's name in `settings-table.ts`), text,
+ * help, parser and default. Commands take
  * their flags from here (see `command-flags.ts`), rewording the help or changing the default where their use differs.
  * Durations are milliseconds once parsed and take a unit on the command line (`500ms`, `15s`, `10m`, `1h`).
  */
@@ -13,22 +15,21 @@ import { duration, natsUrls, passthroughPrefix, port, positiveInt, projectToken,
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
 const DEFAULT_DATA_DIR = './.baton';
 
-/** `$name` from the environment, unless unset or empty. */
-function fromEnv(env: FlagEnv, name: string, fallback: string): string {
-  const value = env[name];
-  return value !== undefined && value !== '' ? value : fallback;
+/** The setting's variable from the environment, unless unset or empty. */
+function fromEnv(env: FlagEnv, name: EnvSetting, fallback: string): string {
+  return envValue(env, name) ?? fallback;
 }
 
 /** The NATS connection: servers, the ways to authenticate, TLS, reply inboxes, and the subject prefix. */
 export const NATS = {
   nats: flag('nats', { flags: '--nats <urls>', help: 'NATS server URL (comma-separated: the servers of a cluster)', parse: natsUrls }).default(
-    (env) => fromEnv(env, 'BATON_NATS_URL', DEFAULT_NATS_URL),
-    `$BATON_NATS_URL, else ${DEFAULT_NATS_URL}`,
+    (env) => fromEnv(env, 'nats', DEFAULT_NATS_URL),
+    `$${envName('nats')}, else ${DEFAULT_NATS_URL}`,
   ),
   prefix: flag('prefix', { flags: '--prefix <prefix>', help: 'subject prefix (default: baton)', parse: subjectPrefix }),
   natsCreds: flag('natsCreds', { flags: '--nats-creds <file>', help: 'NATS credentials file (JWT and NKey seed)' }),
   natsNkey: flag('natsNkey', { flags: '--nats-nkey <file>', help: 'file holding an NKey user seed (SU…), for servers that know users by their public NKey' }),
-  natsUser: flag('natsUser', { flags: '--nats-user <user>', help: 'NATS user name; the password is read from $BATON_NATS_PASSWORD' }),
+  natsUser: flag('natsUser', { flags: '--nats-user <user>', help: `NATS user name; the password is read from $${envName('natsPassword')}` }),
   natsTlsCa: flag('natsTlsCa', { flags: '--nats-tls-ca <file>', help: "PEM file of the CA that signed the NATS servers' certificates (connects with TLS)" }),
   natsTlsCert: flag('natsTlsCert', { flags: '--nats-tls-cert <file>', help: 'PEM client certificate for mutual TLS (with --nats-tls-key)' }),
   natsTlsKey: flag('natsTlsKey', { flags: '--nats-tls-key <file>', help: 'PEM key of the client certificate' }),
@@ -42,8 +43,8 @@ export const NATS = {
 /** Where the data lives, logging and metrics. */
 export const COMMON = {
   dataDir: flag('dataDir', { flags: '--data-dir <dir>', help: 'data directory (event log in <dir>/events, memory in <dir>/memory)' }).default(
-    (env) => fromEnv(env, 'BATON_DATA_DIR', DEFAULT_DATA_DIR),
-    `$BATON_DATA_DIR, else ${DEFAULT_DATA_DIR}`,
+    (env) => fromEnv(env, 'dataDir', DEFAULT_DATA_DIR),
+    `$${envName('dataDir')}, else ${DEFAULT_DATA_DIR}`,
   ),
   logLevel: flag<'logLevel', LogLevel>('logLevel', { flags: '--log-level <level>', help: 'pino log level (logs go to stderr)', choices: LOG_LEVELS }).default('info'),
   metrics: flag<'metrics', MetricsAddress>('metrics', {

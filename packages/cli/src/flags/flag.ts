@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import type { FlagSetting } from './settings-table.ts';
 
 /** Where flag defaults may come from (the environment `main` was given, not necessarily `process.env`). */
 export type FlagEnv = NodeJS.ProcessEnv;
@@ -107,7 +108,7 @@ export type FlagValues<F extends readonly AnyFlag[]> = Simplify<
   }
 >;
 
-/** Defines a flag of the catalogue. */
-export function flag<K extends string, V = string>(key: K, spec: FlagSpec<V>): Flag<K, V, false> {
+/** Defines a flag of the catalogue: the flag of a setting that has one on the command line. */
+export function flag<K extends FlagSetting, V = string>(key: K, spec: FlagSpec<V>): Flag<K, V, false> {
   return new Flag(key, spec);
 }
