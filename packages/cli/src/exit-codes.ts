@@ -20,3 +20,12 @@ export const EXIT = {
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * The exit-code line of a command's `--help`: what each code it has means for it, the numbers taken from `EXIT`
+ * (`Exit codes: 0 ok; 1 divergence; 2 unknown session or no event log.`).
+ */
+export function exitCodesHelp(meanings: Partial<Record<keyof typeof EXIT, string>>): string {
+  const codes = (Object.keys(EXIT) as (keyof typeof EXIT)[]).filter((k) => meanings[k] !== undefined).map((k) => `${EXIT[k]} ${meanings[k]}`);
+  return `\nExit codes: ${codes.join('; ')}.`;
+}

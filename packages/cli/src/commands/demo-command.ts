@@ -6,6 +6,7 @@ import { BatonDaemon, EventLogCommitJournal, LmdbEventLog } from '@baton/runtime
 import { type Message } from '@baton/protocol';
 import { startLoopbackModel, type LoopbackModel } from '@baton/testing';
 import type { CliIo } from '../cli-io.ts';
+import { EXIT } from '../exit-codes.ts';
 import { sectionExcerpt } from '../demo/checkpoint-excerpt.ts';
 import { AgentHistory } from '../demo/agent-history.ts';
 import { DemoNarrator } from '../demo/demo-narrator.ts';
@@ -191,7 +192,7 @@ export async function runDemo(options: DemoOptions, io: CliIo): Promise<number> 
     }
     stream.stop();
     await pump;
-    return 0;
+    return EXIT.ok;
   } finally {
     events?.stop();
     await daemon?.stop();
