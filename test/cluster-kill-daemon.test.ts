@@ -1,23 +1,14 @@
 import { join } from 'node:path';
 import { BatonClient } from '@baton/client';
 import { LmdbEventLog, verifySession } from '@baton/runtime';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RIG_START_TIMEOUT_MS, SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { describe, expect, it } from 'vitest';
+import { SessionLoad, historyIds, replicatedHistory, useClusterRig, writersSettled, type DaemonChild } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 
 describe('three daemons (separate processes, durability replicated, R3) on a 3-node NATS cluster: one is SIGKILLed under load', () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS });
 
   it('serves the dead daemon’s sessions from the others: no acknowledged append lost, watermarks and checkpoint versions intact, replay verifies', async () => {
     // Takeover as the client sees it: from the kill to the end of each lost session's reopening on another daemon.

@@ -1,22 +1,13 @@
 import { BatonClient } from '@baton/client';
 import { clusterNames, readClusterStatus } from '@baton/runtime';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, RIG_START_TIMEOUT_MS, type ClusterRig } from './support/cluster-rig.ts';
+import { describe, expect, it } from 'vitest';
+import { SessionLoad, historyIds, replicatedHistory, useClusterRig, writersSettled } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 
 describe('three daemons (separate processes, durability replicated, R3) on a 3-node NATS cluster: one nats-server node is SIGKILLed under load', () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS });
 
   it('keeps serving every session (its daemon reconnects to another node) and loses no acknowledged append', { timeout: 90_000 }, async () => {
     const client = new BatonClient(rig.transport, { timeoutMs: 5_000, failover: { timeoutMs: 45_000 } });

@@ -1,22 +1,13 @@
 import { BatonClient } from '@baton/client';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionLoad, historyIds, replicatedHistory, startClusterRig, writersSettled, RIG_START_TIMEOUT_MS, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { describe, expect, it } from 'vitest';
+import { SessionLoad, historyIds, replicatedHistory, useClusterRig, writersSettled, type DaemonChild } from './support/cluster-rig.ts';
 
 const SESSIONS = 30;
 const LEASE_MS = 2_000;
 const PAUSE_MS = LEASE_MS * 4;
 
 describe('three daemons (separate processes, durability replicated, R3): one is SIGSTOPped longer than its lease, then SIGCONTed', () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS });
 
   it('the paused daemon writes nothing more for the sessions it lost; no session has two owners’ records interleaved; nothing acknowledged is lost', async () => {
     // Requests time out well within the pause, so the paused daemon's sessions are reopened (and taken over) meanwhile.

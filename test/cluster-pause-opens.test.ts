@@ -1,8 +1,7 @@
 import { BatonClient } from '@baton/client';
-import type { NatsServerHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL, SYSTEM_PROMPT } from './support/conversation.ts';
-import { RIG_START_TIMEOUT_MS, startServerRig, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { useServerRig, type DaemonChild } from './support/cluster-rig.ts';
 
 /*
  * A paused cluster member (SIGSTOP: a GC pause, a frozen VM) stays in the `open` queue group and holds what reaches
@@ -29,15 +28,7 @@ function summary(latencies: readonly number[]): { p50: number; p99: number; max:
 }
 
 describe('opens while a cluster member is paused', { timeout: 180_000 }, () => {
-  let rig: ClusterRig<NatsServerHandle>;
-
-  beforeAll(async () => {
-    rig = await startServerRig({ leaseMs: LEASE_MS, daemons: 2 });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useServerRig({ leaseMs: LEASE_MS, daemons: 2 });
 
   it(`answers ${NEW_OPENS} new opens and the opens of every session of the paused daemon within lease + 2 s (p99)`, async () => {
     const { daemons, transport } = rig;

@@ -1,9 +1,8 @@
 import { BatonClient } from '@baton/client';
 import { ClusterStore, SessionLog, clusterNames, foldLogEntries } from '@baton/runtime';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { conversation } from './support/conversation.ts';
-import { RIG_START_TIMEOUT_MS, SessionLoad, startClusterRig, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { SessionLoad, useClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 const ROUNDS = 50;
 const LEASE_MS = 500;
@@ -18,20 +17,12 @@ const until = async (cond: () => boolean): Promise<void> => {
 };
 
 describe('two daemons (separate processes, durability replicated, R3) race for one session per round: its holder is SIGSTOPped longer than its lease, then SIGCONTed', () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS, daemons: 2 });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS, daemons: 2 });
 
   it(`over ${ROUNDS} rounds: one owner at a time in every session's log, nothing from a paused owner after its successor's marker, every acknowledged id stored once`, async () => {
+    const { daemons, transport } = rig;
     // The request timeout is shorter than the pause, so the client reopens the session on the other daemon meanwhile.
     let reopened = 0;
-    const { daemons, transport } = rig;
     const client = new BatonClient(transport, { timeoutMs: 500, failover: { timeoutMs: 30_000, onReopened: () => void reopened++ } });
     const load = new SessionLoad(client, 'race');
     const paused = new Map<string, string>();

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { BatonClient } from '@baton/client';
 import { LmdbEventLog, verifySession, type LogHistory } from '@baton/runtime';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { conversation } from './support/conversation.ts';
-import { RIG_START_TIMEOUT_MS, SessionLoad, replicatedHistory, startClusterRig, type ClusterRig, type DaemonChild } from './support/cluster-rig.ts';
+import { SessionLoad, replicatedHistory, useClusterRig, type DaemonChild } from './support/cluster-rig.ts';
 
 /*
  * A rolling restart as docs/operations.md describes it: three cluster daemons (durability replicated, R3) serve
@@ -35,15 +34,7 @@ function idCounts(history: LogHistory, sessionId: string): Map<string, number> {
 }
 
 describe('rolling restart of three cluster daemons under load', () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS });
 
   it('each daemon SIGTERMed and started again in turn: nothing acknowledged lost, nothing twice, every session verifies', { timeout: 240_000 }, async () => {
     const { daemons, transport } = rig;

@@ -1,9 +1,8 @@
 import { BatonClient } from '@baton/client';
 import { clusterNames, readClusterStatus } from '@baton/runtime';
-import type { NatsClusterHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MODEL, SYSTEM_PROMPT } from './support/conversation.ts';
-import { RIG_START_TIMEOUT_MS, startClusterRig, type ClusterRig } from './support/cluster-rig.ts';
+import { useClusterRig } from './support/cluster-rig.ts';
 
 /*
  * What `baton cluster status` reads, on a real 3-node cluster with daemons in their own processes: each live daemon
@@ -16,15 +15,7 @@ const LEASE_MS = 1_500;
 const FORGET_MS = 3_000;
 
 describe('cluster status membership: one entry per live daemon', { timeout: 120_000 }, () => {
-  let rig: ClusterRig<NatsClusterHandle>;
-
-  beforeAll(async () => {
-    rig = await startClusterRig({ leaseMs: LEASE_MS, forgetDeadMs: FORGET_MS, daemons: 2 });
-  }, RIG_START_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await rig?.stop();
-  });
+  const rig = useClusterRig({ leaseMs: LEASE_MS, forgetDeadMs: FORGET_MS, daemons: 2 });
 
   it('lists live daemons once with per-read ages; a restart replaces its entry; a dead daemon ages out', async () => {
     const [a, b] = rig.daemons;

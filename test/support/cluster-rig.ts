@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { NatsTransport, type BatonClient } from '@baton/client';
 import { startLoopbackModel, startNatsCluster, startNatsServer, type LoopbackModel, type NatsClusterHandle, type NatsServerHandle } from '@baton/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { afterAll, beforeAll } from 'vitest';
 import { ClusterStore, SessionLog, clusterNames, foldLogEntries, type LogHistory } from '@baton/runtime';
 import type { Message } from '@baton/protocol';
 import { MODEL, SYSTEM_PROMPT, conversation } from './conversation.ts';
@@ -297,6 +298,50 @@ export function startClusterRig(options: ClusterRigOptions): Promise<ClusterRig<
 /** One plain NATS server, the model and three (or `daemons`) daemons, replicas 1. */
 export function startServerRig(options: ClusterRigOptions): Promise<ClusterRig<NatsServerHandle>> {
   return startRig(options, startNatsServer, (s) => [s.url], 1);
+}
+
+/**
+ * The rig of the enclosing `describe`: started before its tests (hook timeout `RIG_START_TIMEOUT_MS`) and stopped
+ * after them. What it returns reads the running rig, so it is used inside the tests only.
+ */
+export function useClusterRig(options: ClusterRigOptions): ClusterRig<NatsClusterHandle> {
+  return rigHooks(() => startClusterRig(options));
+}
+
+/** `useClusterRig` on one plain NATS server (`startServerRig`). */
+export function useServerRig(options: ClusterRigOptions): ClusterRig<NatsServerHandle> {
+  return rigHooks(() => startServerRig(options));
+}
+
+function rigHooks<Nats>(start: () => Promise<ClusterRig<Nats>>): ClusterRig<Nats> {
+  let rig: ClusterRig<Nats> | undefined;
+  beforeAll(async () => {
+    rig = await start();
+  }, RIG_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await rig?.stop();
+  });
+  const started = (): ClusterRig<Nats> => {
+    if (rig === undefined) throw new Error('the cluster rig is not running (it starts before the tests of its describe)');
+    return rig;
+  };
+  return {
+    get nats() {
+      return started().nats;
+    },
+    get model() {
+      return started().model;
+    },
+    get daemons() {
+      return started().daemons;
+    },
+    get transport() {
+      return started().transport;
+    },
+    config: (i) => started().config(i),
+    spawn: (config) => started().spawn(config),
+    stop: () => started().stop(),
+  };
 }
 
 async function startRig<Nats extends { stop(): Promise<void> }>(
