@@ -16,8 +16,9 @@ export class NatsOptionError extends Error {
 
 /**
  * The transport options the flags and the environment stand for: the servers, at most one way to authenticate
- * (`--nats-creds`; `--nats-user` with its password in the environment; a token in the environment), and TLS when any `--nats-tls-*`
- * is given (a client certificate needs its key). Throws `NatsOptionError` naming what is wrong.
+ * (`--nats-creds`; `--nats-nkey`; `--nats-user` with its password in the environment; a token in the environment), and
+ * TLS when any `--nats-tls-*` is given (a client certificate needs its key). Throws `NatsOptionError` naming what is
+ * wrong.
  */
 export async function natsConnectionOptions(flags: NatsConnectionFlags, env: NodeJS.ProcessEnv): Promise<Pick<NatsTransportOptions, 'servers' | 'auth' | 'tls' | 'inboxPrefix'>> {
   const servers = flags.nats

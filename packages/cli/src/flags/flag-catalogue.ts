@@ -7,8 +7,8 @@ import { envName, envValue, type EnvSetting } from './settings-table.ts';
 
 /**
  * Every flag of `baton`, declared once: its key in the parsed options (the setting's name in `settings-table.ts`), text,
- * help, parser and default. Commands take
- * their flags from here (see `command-flags.ts`), rewording the help or changing the default where their use differs.
+ * help, parser and default. Commands take their flags from here (see `command-flags.ts`), rewording the help or
+ * changing the default where their use differs.
  * Durations are milliseconds once parsed and take a unit on the command line (`500ms`, `15s`, `10m`, `1h`).
  */
 
