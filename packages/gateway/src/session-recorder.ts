@@ -3,7 +3,9 @@ import type { BatonClient } from '@baton/client';
 import { MAX_APPEND_MESSAGES, providerMessages, viewOf, type Message, type ProviderApi, type RebuildReply } from '@baton/protocol';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
+import { agentIdentity } from './agent-identity.ts';
 import { withContextBreakpoint } from './context-breakpoint.ts';
+import { estimatedTokens } from './estimated-tokens.ts';
 import { continues, messageDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
 import { BoundedMap } from './bounded-map.ts';
@@ -25,6 +27,8 @@ export interface GatewaySession {
   /** The owner digest the daemon session was last opened with (the credential it is bound to). */
   owner: string | null;
   readonly api: ProviderApi;
+  /** The agent this conversation is (its system prompt and tools, `agentIdentity`): who may continue it in a new slice. */
+  readonly identity: string;
   model: string;
   usableWindow: number;
   /** Digests of the history items recorded so far (canonical forms), in order. */
@@ -102,29 +106,6 @@ const MAX_SLICE_SKIPS = 8;
 
 const usageTotal = (reply: AgentReply | null | undefined): number | null =>
   reply?.usage === null || reply?.usage === undefined ? null : (reply.usage.total_tokens ?? reply.usage.prompt_tokens + reply.usage.completion_tokens);
-
-/** Characters of an inline image's data counted, whatever its size (a provider counts an image by its pixels). */
-const IMAGE_CHARS = 4_000;
-/** A long string of base64 (an image, a file) or a data URL: counted as an image, not as text. */
-const INLINE_DATA = /^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=\r\n]{2000,}$/;
-
-/** About how many tokens (by Baton's count) an item takes: a token per four characters of its JSON, inline data aside. */
-function estimatedTokens(item: unknown): number {
-  let chars = 0;
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') chars += v.length > 2_000 && INLINE_DATA.test(v) ? IMAGE_CHARS : v.length + 2;
-    else if (Array.isArray(v)) for (const x of v) walk(x);
-    else if (typeof v === 'object' && v !== null) {
-      for (const [k, x] of Object.entries(v)) {
-        chars += k.length + 4;
-        walk(x);
-      }
-    }
-    else chars += 5;
-  };
-  walk(item);
-  return Math.ceil(chars / 4);
-}
 
 /**
  * Records a session's conversation from the requests an agent sends through the gateway, in the agent's API, and
@@ -224,7 +205,16 @@ export class SessionRecorder {
     while (this.#appends.size > 0) await Promise.allSettled([...this.#appends]);
   }
 
-  async #open(key: string, sessionId: string, api: AgentApi, req: AgentRequest, headers: IncomingHttpHeaders, projectId: string | null, owner: string | null): Promise<{ usableWindow: number }> {
+  async #open(
+    key: string,
+    sessionId: string,
+    api: AgentApi,
+    req: AgentRequest,
+    headers: IncomingHttpHeaders,
+    projectId: string | null,
+    owner: string | null,
+    from: string | null = null,
+  ): Promise<{ usableWindow: number }> {
     const fields = api.openFields(req, headers);
     if (api.api === 'openai-chat' && fields.system === undefined && req.system.length > 0) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
     const opened = await this.#o.client.open({
@@ -235,6 +225,7 @@ export class SessionRecorder {
       ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
       ...fields,
       ...(owner !== null ? { owner } : {}),
+      ...(from !== null ? { lineage: { from_session: from, kind: 'slice' as const } } : {}),
     });
     if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
     return { usableWindow: opened.usable_window };
@@ -267,16 +258,22 @@ export class SessionRecorder {
     }
     if (session === undefined) {
       let slice = (slices.at(-1)?.slice ?? -1) + 1;
-      if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice });
+      const identity = agentIdentity(api, req);
+      // The same agent starting over (it compacted on its own, or restarted with a new history) continues from its
+      // newest slice's checkpoint; a sub-agent (another system prompt or other tools) or another credential does not.
+      const from = [...slices].reverse().find((s) => s.identity === identity && s.owner === owner)?.daemonSessionId ?? null;
+      if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice, ...(from !== null ? { inheritsFrom: from } : {}) });
       let opened: { usableWindow: number } | null = null;
       let daemonSessionId = key;
       for (let tries = 0; opened === null; tries++) {
         daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
         try {
-          opened = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner);
+          opened = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner, from);
         } catch (err) {
-          // A slice's name another credential took (by naming it as a session of its own): the next one.
-          if (slice === 0 || tries >= MAX_SLICE_SKIPS || (err as { code?: unknown }).code !== 'forbidden') throw err;
+          // A slice's name another credential took (by naming it as a session of its own): the next one. A refused
+          // lineage is no taken name: it is the daemon's answer for this conversation.
+          const refusal = err as { code?: unknown; details?: { reason?: unknown } };
+          if (slice === 0 || tries >= MAX_SLICE_SKIPS || refusal.code !== 'forbidden' || refusal.details?.reason === 'lineage_owner') throw err;
           slice++;
         }
       }
@@ -287,6 +284,7 @@ export class SessionRecorder {
         slice,
         owner,
         api: api.api,
+        identity,
         model: req.model,
         usableWindow,
         recorded: [],

@@ -30,6 +30,7 @@ export const PROMPT_NAMES = [
   'fit-labels',
   'writer-guidance',
   'writer-user-requests',
+  'writer-inherited',
   'rebuild-labels',
   'extractive-summary-header',
   'extractive-summary-labels',

@@ -207,6 +207,7 @@ export class BatonDaemon {
       log: appendLog,
       pool: this.#pool,
       memoryRoot,
+      historyDir: join(options.dataDir, 'history'),
       clock: this.#clock,
       newId: this.#newId,
       waits: this.waits,

@@ -53,7 +53,7 @@ function wireOutcome(o: RecordedOutcome | null): SessionOutcome | null | undefin
  * The newest `decision` record of a stream, read from its end backwards in growing chunks (nothing is folded), or
  * null when the stream has none. Throws `LogRecordError` when that decision does not match its schema.
  */
-function newestDecision(log: EventLog, stream: string): DecisionRecord | null {
+export function newestDecision(log: EventLog, stream: string): DecisionRecord | null {
   let chunk = FIRST_CHUNK;
   for (let to = log.lastSeq(stream); to >= 1; ) {
     const from = Math.max(1, to - chunk + 1);
@@ -84,11 +84,14 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
   const stream = sessionStream(sessionId);
   const quarantine = live.quarantined.get(sessionId);
   const errors: string[] = quarantine !== undefined ? [quarantine.message] : [];
-  let setup: Pick<RuntimeSession, 'project_id' | 'model' | 'opened_at'> = { project_id: null, model: null, opened_at: null };
+  let setup: Pick<RuntimeSession, 'project_id' | 'model' | 'opened_at' | 'lineage'> = { project_id: null, model: null, opened_at: null };
   try {
     const [first] = [...log.read(stream, { from: 1, to: 1 })];
     const opened = first === undefined ? undefined : checkRecord(SESSION_RECORDS, first);
-    if (opened?.type === 'session.opened') setup = { project_id: opened.payload.setup.projectId, model: opened.payload.setup.model, opened_at: opened.at };
+    if (opened?.type === 'session.opened') {
+      const { lineage } = opened.payload;
+      setup = { project_id: opened.payload.setup.projectId, model: opened.payload.setup.model, opened_at: opened.at, ...(lineage !== undefined ? { lineage } : {}) };
+    }
     else errors.push(`${stream} does not start with session.opened`);
   } catch (err) {
     errors.push(readError(err));

@@ -14,6 +14,8 @@ export interface SessionServiceOptions {
   readonly log: EventLog;
   readonly pool: HostPool;
   readonly memoryRoot: string;
+  /** The content-addressed history of the memory files (default: `history` beside the memory root). */
+  readonly historyDir?: string;
   readonly clock: Clock;
   readonly newId: () => string;
   readonly waits: Waits;

@@ -1,5 +1,7 @@
 import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { HistoryStore } from '@baton/memory-store';
 import { OWNER_KEY, sessionLog, sessionStream, type SessionInputRecord, type SessionRecordSchemas, type StreamLog } from '@baton/log-schema';
 import {
   ProtocolError,
@@ -31,7 +33,9 @@ import { newMessages } from './new-messages.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { unknownSession } from './session-actor-load.ts';
 import { SessionCommits } from './session-commits.ts';
-import { loggedProjectOf } from './session-list.ts';
+import { loggedProjectOf, newestDecision } from './session-list.ts';
+import { openLineage, type LineageFiles, type LineageSource } from './session-lineage.ts';
+import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { DEFAULT_QUEUED_PER_SESSION, DEFAULT_QUEUED_REQUESTS, SessionQueue } from './session-queue.ts';
 import { sessionSetupFor } from './session-setup.ts';
@@ -69,9 +73,15 @@ export class SessionService {
   /** Commit, then fold: every input of a session goes through it. */
   readonly #commits: SessionCommits;
   readonly #writerKeys: WriterKeys;
+  /** What a session that continues another starts from: the memory files and the sessions they belong to. */
+  readonly #lineage: { readonly files: LineageFiles; readonly source: LineageSource };
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
+    this.#lineage = {
+      files: { memoryRoot: options.memoryRoot, history: new HistoryStore(options.historyDir ?? join(dirname(options.memoryRoot), 'history')), journal: new EventLogCommitJournal(options.log) },
+      source: { log: options.log, projectOf: (sessionId) => this.projectOf(sessionId), watermarkOf: (sessionId) => this.#watermarkOf(sessionId) },
+    };
     this.#log = sessionLog(options.log);
     const residency = { ...DEFAULT_RESIDENCY, ...options.residency };
     this.#queue = new SessionQueue(options.clock, {
@@ -171,6 +181,12 @@ export class SessionService {
     return this.#sessions.get(sessionId)?.projectId ?? loggedProjectOf(this.#o.log, sessionId);
   }
 
+  /** A session's watermark: the resident session's live one, else the one its newest decision recorded. */
+  #watermarkOf(sessionId: string): string | null {
+    const resident = this.#sessions.get(sessionId);
+    return resident !== undefined ? resident.summary.watermark : (newestDecision(this.#o.log, sessionStream(sessionId))?.payload.state.watermark ?? null);
+  }
+
   /**
    * Throws the `not_found` of an unknown session unless the session belongs to `projectId`: a request on a project's
    * subjects learns nothing of another project's sessions, not even that they exist.
@@ -203,8 +219,20 @@ export class SessionService {
         ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
         ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
       });
+      // A session that continues another starts from that one's checkpoint, committed before the session opens (a
+      // crash in between leaves a commit a retried open makes again, and no session).
+      const lineage =
+        req.lineage === undefined
+          ? undefined
+          : await openLineage(this.#lineage.files, this.#lineage.source, { lineage: req.lineage, sessionId, projectId: req.project_id, owner: req.owner ?? null, at: this.#o.clock.now() });
       await this.#log.append(sessionId, [
-        { type: 'session.opened', at: this.#o.clock.now(), payload: { setup, encoding, request: req }, msgId: 'session.opened', ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}) },
+        {
+          type: 'session.opened',
+          at: this.#o.clock.now(),
+          payload: { setup, encoding, request: req, ...(lineage !== undefined ? { lineage } : {}) },
+          msgId: 'session.opened',
+          ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}),
+        },
       ]);
       await this.#sessions.load(sessionId);
       return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };

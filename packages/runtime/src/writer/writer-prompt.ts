@@ -75,12 +75,18 @@ export function composeWriterTask(options: {
   readonly userRequests?: readonly string[];
   /** Rules the previous writer's refused draft broke. */
   readonly guidance?: readonly string[];
+  /**
+   * The checkpoint file holds a checkpoint this session's writers did not write (no watermark of its own yet): the one
+   * of the session it continues. The writer is told to update it, not to start over.
+   */
+  readonly inherited?: boolean;
 }): string {
   const { paths } = options;
   const range = [
     `This checkpoint covers the conversation up to message ${options.boundary}` +
       (options.watermark !== null ? ` (the previous one covered up to ${options.watermark}).` : '.') +
       `\nPrevious checkpoint: ${paths.checkpoint}\nPrevious memory: ${paths.memory}\nRead both before writing.`,
+    options.inherited === true ? loadPrompt('writer-inherited').trimEnd() : '',
     renderUserRequests(options.userRequests ?? []),
     renderGuidance(options.guidance ?? []),
   ]

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { ProviderApi, PublishedEventBody, WriterOutcome, WriterTrigger } from '@baton/protocol';
 import {
   foldEvent,
@@ -297,6 +298,7 @@ export class WriterRun {
       return { type: 'writer.prepare_failed', outcome: 'skipped', reason: 'no conversation prefix to fork' };
     }
     let progress: string;
+    let inherited = false;
     try {
       this.#workspace = new WriterWorkspace({
         memoryRoot: this.#deps.memoryRoot,
@@ -311,6 +313,8 @@ export class WriterRun {
       });
       await this.#workspace.prepare();
       progress = await this.#workspace.progressBlock();
+      // A checkpoint before this session's first successful writer came with the session (its lineage) or a restore.
+      inherited = spec.watermark === null && (await stat(this.#workspace.live.checkpoint).then(() => true, () => false));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       return { type: 'writer.prepare_failed', outcome: 'failure', reason: message, failure: { kind: 'other', retryable: false, message } };
@@ -325,6 +329,7 @@ export class WriterRun {
       budgets: this.#deps.budgets ?? DEFAULT_BUDGETS,
       userRequests: spec.userRequests ?? [],
       guidance: spec.guidance ?? [],
+      inherited,
     });
     const fork = spec.input.mode === 'fork';
     const chatDeltaSystem = !fork && spec.api === 'openai-chat' ? [{ role: 'system', content: deltaSystemPrompt() }] : [];
