@@ -24,6 +24,7 @@ const SLOW = [
   /^test\/worker-death\.test\.ts$/,
   /^test\/runaway-fold\.test\.ts$/,
   /^test\/disk-full\.test\.ts$/,
+  /^test\/gateway-slice-lineage\.test\.ts$/,
   /^packages\/cli\/test\/cluster-join\.test\.ts$/,
 ];
 

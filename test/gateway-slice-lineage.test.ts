@@ -5,6 +5,7 @@ import type { Lineage } from '@baton/protocol';
 import { verifySession } from '@baton/runtime';
 import type { RecordedRequest } from '@baton/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBaton } from '../packages/cli/test/helpers/run-baton.ts';
 import { SdkAgent, agentResponder, bigFile, isWriterRequest } from './support/gateway-agent.ts';
 import { recordedMessages, startGatewayRig, until, type GatewayRig } from './support/gateway-rig.ts';
 
@@ -98,6 +99,12 @@ describe('slices inherit the checkpoint of the slice they follow', () => {
       { type: 'commit.applied', reason: 'inherited', rels: [`sessions/${slice}/checkpoint.md`] },
     ]);
 
+    // A rebuild before a writer of its own ran renders the inherited checkpoint (and the slice's own context after it).
+    const rebuilt = await rig.client.rebuild(slice, { reason: 'manual' });
+    expect(rebuilt.outcome).toBe('rebuilt');
+    expect(JSON.stringify(rebuilt.context[0])).toContain('PELICAN-42');
+    expect(JSON.stringify(rebuilt.context)).toContain('Now look at src/mod-7.ts and fix its reducer too.');
+
     // Its first writer is told the checkpoint is inherited, and reads it: the model gets the earlier slice's words.
     expect(writerRequestsOf(rig, slice)).toEqual([]);
     expect(await checkpointOf(rig, slice)).toBe('success');
@@ -118,9 +125,17 @@ describe('slices inherit the checkpoint of the slice they follow', () => {
     expect(subCalls.some((r) => requestText(r).includes('PELICAN-42'))).toBe(false);
     expect(requestText(subCalls[0] as RecordedRequest)).not.toContain('it is the checkpoint of the session this one continues');
 
-    // Everything replays.
+    // Everything replays, and the CLI shows where the slice came from.
     await rig.daemon.sessions.flushDecisions();
     for (const s of [sid, slice, subSlice]) expect(verifySession(rig.log, s).divergence).toBeNull();
+    const replay = await runBaton(['replay', slice, '--data-dir', rig.dataDir, '--verify']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const timeline = await runBaton(['replay', slice, '--data-dir', rig.dataDir]);
+    expect(timeline.code, timeline.stderr).toBe(0);
+    expect(timeline.stdout).toContain(`continues ${sid} (slice, checkpoint v1)`);
+    const versions = await runBaton(['memory', 'log', slice, '--data-dir', rig.dataDir]);
+    expect(versions.code, versions.stderr).toBe(0);
+    expect(versions.stdout).toContain('inherited');
   });
 
   it('refuses a lineage naming a session of another owner, an unknown one or one of another project, and opens nothing', async () => {

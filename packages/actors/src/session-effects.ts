@@ -27,7 +27,7 @@ export type SessionWorkerEffect =
   /** Cancel a running writer (a close that waited long enough); its cancellation settles it like any outcome. */
   | { readonly kind: 'writer.cancel'; readonly writerId: string; readonly reason: string }
   /** Render the boundary message from the memory files and cut the tail after the watermark. */
-  | { readonly kind: 'rebuild.render'; readonly requestId: string; readonly watermark: string; readonly selfContained?: boolean }
+  | { readonly kind: 'rebuild.render'; readonly requestId: string; readonly watermark: string | null; readonly selfContained?: boolean }
   /** Summarise the conversation up to `boundary` (null: all of it) with one model call, or extractively. */
   | { readonly kind: 'rebuild.compact'; readonly requestId: string; readonly boundary: string | null };
 

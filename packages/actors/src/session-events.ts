@@ -151,5 +151,10 @@ export const SessionInputSchema = z.object({
   contextWindow: z.number().int().nonnegative().optional(),
   /** Baton's count of what every request carries besides the messages: the system prompt and the tool definitions (absent: 0). */
   overheadTokens: z.number().int().nonnegative().optional(),
+  /**
+   * The session started from a checkpoint it inherited from the session it continues (absent: false): that checkpoint
+   * can be rendered before a writer of this session set a watermark (the whole context is then the tail).
+   */
+  inheritedCheckpoint: z.boolean().optional(),
 });
 export type SessionInput = z.infer<typeof SessionInputSchema>;

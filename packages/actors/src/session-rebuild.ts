@@ -28,9 +28,17 @@ function current(ctx: SessionContext): RebuildInProgress {
   return ctx.rebuild;
 }
 
-/** Guard: the watermark and checkpoint.md exist, so only an in-flight writer is awaited before rendering. */
+/**
+ * Whether the checkpoint file says where the context stands: a writer of this session set the watermark, or the
+ * session started from the checkpoint of the session it continues (then everything of its own is the tail).
+ */
+function checkpointCovers(ctx: SessionContext, watermark: string | null = ctx.watermark): boolean {
+  return watermark !== null || ctx.input.inheritedCheckpoint === true;
+}
+
+/** Guard: the watermark (or an inherited checkpoint) and checkpoint.md exist: only an in-flight writer is awaited. */
 export function hasUsableCheckpoint(ctx: SessionContext, event: Events<'rebuild.requested'>): boolean {
-  return ctx.watermark !== null && event.checkpointExists;
+  return checkpointCovers(ctx) && event.checkpointExists;
 }
 
 /**
@@ -63,7 +71,7 @@ export function isAwaitedWriter(ctx: SessionContext, settled: Events<'writer.set
 
 /** Guard: once the awaited writer settled there is a checkpoint to render (any outcome if one was usable before). */
 export function rendersAfterSettle(ctx: SessionContext, settled: Events<'writer.settled'>): boolean {
-  return (current(ctx).mode === 'usable' || settled.outcome === 'success') && watermarkAfter(ctx, settled) !== null;
+  return (current(ctx).mode === 'usable' || settled.outcome === 'success') && checkpointCovers(ctx, watermarkAfter(ctx, settled));
 }
 
 /** Guard: the timer is the one of the current wait (a late one of a finished wait changes nothing). */
@@ -73,7 +81,7 @@ export function isWaitTimer(ctx: SessionContext, fired: Events<'timer.fired'>): 
 
 /** Guard: after a wait that ran out, what is on disk can be rendered (a checkpoint was usable before the wait). */
 export function rendersOnTimeout(ctx: SessionContext): boolean {
-  return current(ctx).mode === 'usable' && ctx.watermark !== null;
+  return current(ctx).mode === 'usable' && checkpointCovers(ctx);
 }
 
 /** Guard: a result or an abandonment of the rebuild in progress (not a late one of an earlier request). */
@@ -142,10 +150,13 @@ export const cancelWaitTimer: SessionStep = (ctx, _event, emit) => {
   return ctx;
 };
 
-/** Renders the boundary message from the memory files and cuts the tail after the watermark (in the worker). */
+/**
+ * Renders the boundary message from the memory files and cuts the tail after the watermark (in the worker); an
+ * inherited checkpoint without a watermark of this session's own keeps the whole context as the tail.
+ */
 export const renderRebuild: SessionStep = (ctx, _event, emit) => {
   const rebuild = current(ctx);
-  if (ctx.watermark === null) throw new Error('renderRebuild taken without a watermark');
+  if (!checkpointCovers(ctx)) throw new Error('renderRebuild taken without a watermark');
   emit({ kind: 'rebuild.render', requestId: rebuild.requestId, watermark: ctx.watermark, ...(rebuild.selfContained === true ? { selfContained: true } : {}) });
   return { ...ctx, rebuild: { ...rebuild, phase: 'rendering', timerId: null } };
 };

@@ -39,7 +39,7 @@ export function effectFacts(effect: SessionEffect, sessionId: string): string | 
     case 'writer.cancel':
       return `✗ cancel writer ${w(effect.writerId)} (${effect.reason})`;
     case 'rebuild.render':
-      return `render the rebuilt context from watermark ${effect.watermark}${effect.selfContained === true ? ' (self-contained: no file paths)' : ''}`;
+      return `render the rebuilt context from ${effect.watermark === null ? 'the inherited checkpoint' : `watermark ${effect.watermark}`}${effect.selfContained === true ? ' (self-contained: no file paths)' : ''}`;
     case 'rebuild.compact':
       return `compact the conversation up to ${effect.boundary ?? 'its end'}`;
     case 'rebuild.reply':

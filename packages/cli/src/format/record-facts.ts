@@ -27,9 +27,10 @@ function messageFacts(m: Message): string {
 function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
   switch (record.type) {
     case 'session.opened': {
-      const { setup, encoding } = record.payload;
+      const { setup, encoding, lineage } = record.payload;
       const thresholds = setup.input.thresholds.map(groupDigits).join(' · ') || '–';
-      return `project ${setup.projectId}, model ${setup.model}, usable ${groupDigits(setup.input.usableWindow)}, thresholds ${thresholds}, ${setup.input.fork ? 'fork' : 'delta'} mode, ${encoding}`;
+      const from = lineage === undefined ? '' : `, continues ${lineage.from_session} (${lineage.kind}${lineage.checkpoint_version === null ? '' : `, checkpoint v${lineage.checkpoint_version}`})`;
+      return `project ${setup.projectId}, model ${setup.model}, usable ${groupDigits(setup.input.usableWindow)}, thresholds ${thresholds}, ${setup.input.fork ? 'fork' : 'delta'} mode, ${encoding}${from}`;
     }
     case 'messages.appended': {
       const { messages } = record.payload;

@@ -1,4 +1,4 @@
-import type { RuntimeSession, RuntimeSessionsReply, RuntimeStatusReply, SessionOutcome } from '@baton/protocol';
+import type { Lineage, RuntimeSession, RuntimeSessionsReply, RuntimeStatusReply, SessionOutcome } from '@baton/protocol';
 import { groupDigits, percent, shortWriterId } from './numbers.ts';
 
 /** `3 723 000` ms → `1h 02m 03s`; days above a day, seconds below an hour. */
@@ -125,6 +125,12 @@ function align(rows: readonly (readonly string[])[], right: readonly boolean[]):
   );
 }
 
+/** Where a session came from: `↳ <id> continues <from> (<kind>, from checkpoint v<n> up to <message>)`. */
+export function lineageLine(sessionId: string, lineage: Lineage): string {
+  const start = lineage.checkpoint_version === null ? 'no checkpoint to start from' : `from checkpoint v${lineage.checkpoint_version}${lineage.watermark === null ? '' : ` up to ${lineage.watermark}`}`;
+  return `↳ ${sessionId} continues ${lineage.from_session} (${lineage.kind}, ${start})`;
+}
+
 /**
  * The readable `baton sessions` output: an aligned table (one row per session; `–` where a session has no recorded
  * state yet), the sessions whose log could not be read with the reason, and a count with how to see the next page.
@@ -142,6 +148,7 @@ export function sessionsTable(reply: Pick<RuntimeSessionsReply, 'sessions' | 'ne
     if (over > 0) lines.push(`! ${s.session_id}: ${plural(over, 'request')} did not fit the model's window (the provider counted more or refused)`);
     if (s.recording === 'stalled') lines.push(`! ${s.session_id}: recording stalled: the gateway could not record its latest calls; its next call sends them again`);
   }
+  for (const s of sessions) if (s.lineage !== undefined) lines.push(lineageLine(s.session_id, s.lineage));
   const count = plural(sessions.length, 'session');
   lines.push(next === undefined ? count : `${count} listed; more follow: baton sessions --after ${next}`);
   return lines;

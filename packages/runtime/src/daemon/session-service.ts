@@ -215,7 +215,7 @@ export class SessionService {
         await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'session.resumed', payload: {} }));
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
-      const setup = sessionSetupFor(req, sessionId, {
+      const asked = sessionSetupFor(req, sessionId, {
         ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
         ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
       });
@@ -225,6 +225,7 @@ export class SessionService {
         req.lineage === undefined
           ? undefined
           : await openLineage(this.#lineage.files, this.#lineage.source, { lineage: req.lineage, sessionId, projectId: req.project_id, owner: req.owner ?? null, at: this.#o.clock.now() });
+      const setup = lineage === undefined || lineage.checkpoint_version === null ? asked : { ...asked, input: { ...asked.input, inheritedCheckpoint: true } };
       await this.#log.append(sessionId, [
         {
           type: 'session.opened',

@@ -44,7 +44,7 @@ export function boundaryMessage(api: ProviderApi, id: string, text: string): Mes
  */
 export async function renderRebuild(
   session: HostedSession,
-  effect: { requestId: string; watermark: string; selfContained?: boolean },
+  effect: { requestId: string; watermark: string | null; selfContained?: boolean },
   options: { memoryRoot: string; caps?: RebuildCaps; fit?: FitOptions; source: MessageSource },
 ): Promise<RebuildRendered> {
   const { sessionId, projectId } = session.setup.input;
