@@ -183,3 +183,30 @@ describe('rebuild abandoned after a restart', () => {
     expect((again.snapshot.context).rebuild).toMatchObject({ requestId: 'r2' });
   });
 });
+
+describe('a session that inherited its checkpoint', () => {
+  const inherited: SessionInput = { ...input, inheritedCheckpoint: true };
+  const rebuild = (reason: 'manual' | 'compaction'): SessionEvent => ({ type: 'rebuild.requested', requestId: 'r1', reason, waitMs: 180_000, inFlightWaitMs: 30_000, checkpointExists: true });
+
+  it('renders it on a rebuild before a writer of its own set a watermark, the whole context the tail', () => {
+    for (const reason of ['manual', 'compaction'] as const) {
+      const r = run([{ type: 'messages.appended', messages: [user(), assistant(10)] }, rebuild(reason)], inherited);
+      expect(r.ctx.watermark).toBeNull();
+      expect(r.effects[1]?.find((e) => e.kind === 'rebuild.render')).toEqual({ kind: 'rebuild.render', requestId: 'r1', watermark: null });
+      expect(r.effects[1]?.some((e) => e.kind === 'writer.start' || e.kind === 'rebuild.compact')).toBe(false);
+    }
+  });
+
+  it('without it, the same rebuild asks a writer first, and the agent\'s compaction is compacted at once', () => {
+    const manual = run([{ type: 'messages.appended', messages: [user(), assistant(10)] }, rebuild('manual')]);
+    expect(types(manual.effects[1]!)).toContain('writer.start');
+    expect(manual.effects[1]?.some((e) => e.kind === 'rebuild.render')).toBe(false);
+    const compaction = run([{ type: 'messages.appended', messages: [user(), assistant(10)] }, rebuild('compaction')]);
+    expect(types(compaction.effects[1]!)).toContain('rebuild.compact');
+  });
+
+  it('needs the checkpoint file: an inherited session whose file is gone asks a writer as any other', () => {
+    const r = run([{ type: 'messages.appended', messages: [user(), assistant(10)] }, { ...rebuild('manual'), checkpointExists: false } as SessionEvent], inherited);
+    expect(types(r.effects[1]!)).toContain('writer.start');
+  });
+});
