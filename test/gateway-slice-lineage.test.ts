@@ -168,4 +168,18 @@ describe('slices inherit the checkpoint of the slice they follow', () => {
     await owner.turn();
     await until(() => recordedMessages(rig.log, sid).length === owner.sentLength - 1, 60_000);
   });
+
+  it('a slice the daemon refuses to start from the one it follows (another project here) starts blank, and the call goes through', async () => {
+    const sid = 'slice-elsewhere';
+    const first = new SdkAgent({ baseURL: rig.sessionURL(sid), apiKey: KEY, system: SYSTEM, headers: { 'x-baton-project': 'alpha' } });
+    await first.turn();
+    await until(() => recordedMessages(rig.log, sid).length === first.sentLength - 1, 60_000);
+    // The same agent, a new history, named in another project: the slice it follows is unknown there.
+    const second = new SdkAgent({ baseURL: rig.sessionURL(sid), apiKey: KEY, system: SYSTEM, headers: { 'x-baton-project': 'beta' } });
+    second.history.push({ role: 'user', content: 'Summary of the work so far: nothing yet.' });
+    await second.turn();
+    await until(() => recordedMessages(rig.log, `${sid}-s1`).length === second.sentLength - 1, 60_000);
+    expect(openedLineage(rig, `${sid}-s1`)).toBeUndefined();
+    expect(commitsOf(rig, `${sid}-s1`)).toEqual([]);
+  });
 });

@@ -217,7 +217,7 @@ export class SessionRecorder {
   ): Promise<{ usableWindow: number }> {
     const fields = api.openFields(req, headers);
     if (api.api === 'openai-chat' && fields.system === undefined && req.system.length > 0) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
-    const opened = await this.#o.client.open({
+    const request = {
       session_id: sessionId,
       project_id: projectId ?? this.#o.projectId,
       agent: 'gateway',
@@ -225,7 +225,14 @@ export class SessionRecorder {
       ...(req.tools !== null ? { tools: req.tools.map((t) => t as Record<string, unknown>) } : {}),
       ...fields,
       ...(owner !== null ? { owner } : {}),
-      ...(from !== null ? { lineage: { from_session: from, kind: 'slice' as const } } : {}),
+    };
+    const opened = await this.#o.client.open(from === null ? request : { ...request, lineage: { from_session: from, kind: 'slice' } }).catch(async (err: unknown) => {
+      // The slice it follows is not there to inherit from (in a cluster, another daemon may hold it) or not this
+      // credential's: the conversation goes on in a slice of its own, starting blank, rather than failing.
+      const refusal = err as { code?: unknown; details?: { reason?: unknown } };
+      if (from === null || (refusal.code !== 'not_found' && refusal.details?.reason !== 'lineage_owner')) throw err;
+      this.#o.log('warn', 'the new slice cannot start from the checkpoint of the slice it follows: it starts blank', { session: key, daemonSession: sessionId, from, error: err instanceof Error ? err.message : String(err) });
+      return await this.#o.client.open(request);
     });
     if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
     return { usableWindow: opened.usable_window };
@@ -270,10 +277,8 @@ export class SessionRecorder {
         try {
           opened = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner, from);
         } catch (err) {
-          // A slice's name another credential took (by naming it as a session of its own): the next one. A refused
-          // lineage is no taken name: it is the daemon's answer for this conversation.
-          const refusal = err as { code?: unknown; details?: { reason?: unknown } };
-          if (slice === 0 || tries >= MAX_SLICE_SKIPS || refusal.code !== 'forbidden' || refusal.details?.reason === 'lineage_owner') throw err;
+          // A slice's name another credential took (by naming it as a session of its own): the next one.
+          if (slice === 0 || tries >= MAX_SLICE_SKIPS || (err as { code?: unknown }).code !== 'forbidden') throw err;
           slice++;
         }
       }
