@@ -1,8 +1,9 @@
-import { sessionStream, type EventLog } from '@baton/log-schema';
+import { LogRecordError, sessionStream, type EventLog } from '@baton/log-schema';
 import { commitFiles, type CommitJournal, type HistoryStore } from '@baton/memory-store';
 import { ProtocolError, type Lineage, type OpenLineage } from '@baton/protocol';
 import { sessionOwner } from './session-owner.ts';
 import { unknownSession } from './session-actor-load.ts';
+import { newestDecision } from './session-list.ts';
 
 /** Where the memory files live and how a commit of them is journaled. */
 export interface LineageFiles {
@@ -18,6 +19,20 @@ export interface LineageSource {
   readonly projectOf: (sessionId: string) => string | null;
   /** The watermark of the session's last settled writer: the message id its checkpoint covers up to (null: none). */
   readonly watermarkOf: (sessionId: string) => string | null;
+}
+
+/**
+ * A session's watermark: the live one of a resident session (`resident`: its summary), else the one its newest
+ * decision recorded (null: none, or a decision that does not read — a damaged log says nothing about it).
+ */
+export function lastWatermark(log: EventLog, sessionId: string, resident: { readonly watermark: string | null } | undefined): string | null {
+  if (resident !== undefined) return resident.watermark;
+  try {
+    return newestDecision(log, sessionStream(sessionId))?.payload.state.watermark ?? null;
+  } catch (err) {
+    if (err instanceof LogRecordError) return null;
+    throw err;
+  }
 }
 
 /** A session's own checkpoint files: `checkpoint.md` and its spillovers (`checkpoint-<topic>.md`). */

@@ -33,8 +33,8 @@ import { newMessages } from './new-messages.ts';
 import { checkMessageForms } from './check-message-forms.ts';
 import { unknownSession } from './session-actor-load.ts';
 import { SessionCommits } from './session-commits.ts';
-import { loggedProjectOf, newestDecision } from './session-list.ts';
-import { openLineage, type LineageFiles, type LineageSource } from './session-lineage.ts';
+import { loggedProjectOf } from './session-list.ts';
+import { lastWatermark, openLineage, type LineageFiles, type LineageSource } from './session-lineage.ts';
 import { EventLogCommitJournal } from '../memory/event-log-commit-journal.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { DEFAULT_QUEUED_PER_SESSION, DEFAULT_QUEUED_REQUESTS, SessionQueue } from './session-queue.ts';
@@ -80,7 +80,7 @@ export class SessionService {
     this.#o = options;
     this.#lineage = {
       files: { memoryRoot: options.memoryRoot, history: new HistoryStore(options.historyDir ?? join(dirname(options.memoryRoot), 'history')), journal: new EventLogCommitJournal(options.log) },
-      source: { log: options.log, projectOf: (sessionId) => this.projectOf(sessionId), watermarkOf: (sessionId) => this.#watermarkOf(sessionId) },
+      source: { log: options.log, projectOf: (sessionId) => this.projectOf(sessionId), watermarkOf: (sessionId) => lastWatermark(options.log, sessionId, this.#sessions.get(sessionId)?.summary) },
     };
     this.#log = sessionLog(options.log);
     const residency = { ...DEFAULT_RESIDENCY, ...options.residency };
@@ -179,12 +179,6 @@ export class SessionService {
    */
   projectOf(sessionId: string): string | null {
     return this.#sessions.get(sessionId)?.projectId ?? loggedProjectOf(this.#o.log, sessionId);
-  }
-
-  /** A session's watermark: the resident session's live one, else the one its newest decision recorded. */
-  #watermarkOf(sessionId: string): string | null {
-    const resident = this.#sessions.get(sessionId);
-    return resident !== undefined ? resident.summary.watermark : (newestDecision(this.#o.log, sessionStream(sessionId))?.payload.state.watermark ?? null);
   }
 
   /**
