@@ -133,6 +133,10 @@ describe('slices inherit the checkpoint of the slice they follow', () => {
     const timeline = await runBaton(['replay', slice, '--data-dir', rig.dataDir]);
     expect(timeline.code, timeline.stderr).toBe(0);
     expect(timeline.stdout).toContain(`continues ${sid} (slice, checkpoint v1)`);
+    const listing = await runBaton(['sessions', '--nats', rig.natsUrl ?? '']);
+    expect(listing.code, listing.stderr).toBe(0);
+    expect(listing.stdout).toContain(`↳ ${slice} continues ${sid} (slice, from checkpoint v1 up to ${watermark ?? ''})`);
+    expect(listing.stdout).not.toContain(`↳ ${subSlice} `);
     const versions = await runBaton(['memory', 'log', slice, '--data-dir', rig.dataDir]);
     expect(versions.code, versions.stderr).toBe(0);
     expect(versions.stdout).toContain('inherited');

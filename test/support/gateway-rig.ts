@@ -122,6 +122,8 @@ export interface GatewayRig {
   readonly ownerSecret: Buffer;
   /** `http://127.0.0.1:<port>` of the gateway (no `/v1`). */
   readonly origin: string;
+  /** The nats-server's URL (null: the rig runs on an in-memory bus). */
+  readonly natsUrl: string | null;
   /** The base URL naming session `sid`: `<origin>/s/<sid>/v1`. */
   sessionURL(sid: string): string;
   /** Stops everything; `beforeRemove` runs once all is closed, before the data dir is removed. */
@@ -207,6 +209,7 @@ export async function startGatewayRig(options: GatewayRigOptions = {}): Promise<
     gateway,
     ownerSecret,
     origin,
+    natsUrl: nats?.url ?? null,
     sessionURL: (sid) => `${origin}/s/${sid}/v1`,
     async stop(stopOptions = {}) {
       await gateway.close();
