@@ -17,8 +17,10 @@ export interface ReplicatedEventLogOptions {
 }
 
 /**
- * The session a record batch belongs to: its session stream, one of its writers' streams (`<sid>-w<n>`), or the
- * memory-commit journal entry of one of its writers. Null for anything else (a restore's commit, another stream).
+ * The session a record batch belongs to: its session stream, one of its writers' streams (`<sid>-w<n>`), the
+ * memory-commit journal entry of one of its writers, or of a commit no writer made of its own files only (the
+ * checkpoint it inherited from the session it continues). Null for anything else (a commit of project files,
+ * another stream); `baton memory restore` runs with no daemon and never appends here.
  */
 export function sessionOfAppend(stream: string, records: readonly AppendInput[]): string | null {
   const kind = parseStream(stream);
@@ -29,8 +31,11 @@ export function sessionOfAppend(stream: string, records: readonly AppendInput[])
     case 'writer':
       return sessionOfWriter(kind.writerId);
     case 'commits': {
-      const writerId = (records[0]?.payload as { writerId?: unknown } | undefined)?.writerId;
-      return typeof writerId === 'string' ? sessionOfWriter(writerId) : null;
+      const payload = records[0]?.payload as { writerId?: unknown; files?: readonly { rel?: unknown }[] } | undefined;
+      if (typeof payload?.writerId === 'string') return sessionOfWriter(payload.writerId);
+      const owners = new Set((payload?.files ?? []).map((f) => (typeof f.rel === 'string' ? /^sessions\/([^/]+)\//.exec(f.rel)?.[1] : undefined)));
+      const [only] = owners;
+      return owners.size === 1 && only !== undefined ? only : null;
     }
   }
 }
