@@ -34,13 +34,13 @@ function packagePatterns(dir) {
 
 /*
  * The runtime's folders, in layers: a folder imports only folders of lower layers, so no two import each other and
- * the daemon is composed of parts that do not know it. Lowest first: the clock, the LMDB event log, memory files,
- * model clients and rebuild fitting; the cluster (ownership, replicated log, shared files); writer runs and the error
+ * the daemon is composed of parts that do not know it. Lowest first: the clock, the commit-then-fold pipeline, the
+ * LMDB event log, memory files, model clients and rebuild fitting; the cluster (ownership, replicated log, shared files); writer runs and the error
  * table; the host (worker pool, port RPC, actor hosting, rebuild rendering); replay; the daemon (protocol router,
  * session registry, composition); metrics. `src/index.ts` (the package's entry) and `src/assert-never.ts` stand
  * outside the layers.
  */
-const RUNTIME_LAYERS = [['time', 'event-log', 'memory', 'model', 'rebuild'], ['cluster'], ['writer', 'errors'], ['host'], ['replay'], ['daemon'], ['metrics']];
+const RUNTIME_LAYERS = [['time', 'pipeline', 'event-log', 'memory', 'model', 'rebuild'], ['cluster'], ['writer', 'errors'], ['host'], ['replay'], ['daemon'], ['metrics']];
 
 function runtimeFolderPatterns(folder) {
   const layer = RUNTIME_LAYERS.findIndex((l) => l.includes(folder));

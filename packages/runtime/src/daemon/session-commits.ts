@@ -1,6 +1,7 @@
 import { isMainEffect } from '@baton/actors';
 import { SNAPSHOT_KEY, sessionStream, type SessionAppend, type SessionInputRecord, type SessionRecordSchemas, type StoredSessionRecord, type StreamLog } from '@baton/log-schema';
 import type { HostPool } from '../host/host-pool.ts';
+import { CommitThenFold, type Durable } from '../pipeline/commit-then-fold.ts';
 import type { FoldReply } from '../host/worker-messages.ts';
 import { firstDifference } from '../replay/plain-diff.ts';
 import type { Clock } from '../time/clock.ts';
@@ -28,19 +29,46 @@ export interface SessionCommitsOptions {
   readonly overWindow: (sessionId: string, count: number) => void;
 }
 
+/** One input of a session as it is committed: the lookup keys it registers go with it. */
+interface SessionCommit {
+  readonly sessionId: string;
+  readonly input: SessionInputRecord;
+  readonly keys: readonly string[] | undefined;
+}
+
 /**
- * Commit, then fold: an input is durable in the session's log (with the decisions and snapshot queued before it, in
- * the same transaction) before the session's actor folds it; the fold's decision is queued for the next commit.
+ * The sessions' commit-then-fold pipeline: an input is durable in the session's log (with the decisions and snapshot
+ * queued before it, in the same transaction) before the session's actor folds it; the fold's decision is queued for
+ * the next commit.
  */
 export class SessionCommits {
   readonly #o: SessionCommitsOptions;
+  readonly #pipeline: CommitThenFold<LoadedSession, SessionCommit, StoredSessionRecord, Promise<FoldReply>>;
 
   constructor(options: SessionCommitsOptions) {
     this.#o = options;
+    this.#pipeline = new CommitThenFold({
+      commit: ({ sessionId, input, keys }) => this.#commit(sessionId, input, keys),
+      fold: (session, record) => this.#fold(session, record),
+    });
   }
 
   /** Appends one input (with the session's queued derived records in the same transaction); resolves when durable. */
-  async append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<StoredSessionRecord> {
+  append(sessionId: string, input: SessionInputRecord, keys?: readonly string[]): Promise<Durable<StoredSessionRecord>> {
+    return this.#pipeline.commit({ sessionId, input, keys });
+  }
+
+  /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */
+  fold(session: LoadedSession, record: Durable<StoredSessionRecord>): Promise<FoldReply> {
+    return this.#pipeline.fold(session, record);
+  }
+
+  /** Appends one input of `session`, then folds it. */
+  consume(session: LoadedSession, input: SessionInputRecord): Promise<FoldReply> {
+    return this.#pipeline.consume(session, { sessionId: session.sessionId, input, keys: undefined });
+  }
+
+  async #commit(sessionId: string, input: SessionInputRecord, keys: readonly string[] | undefined): Promise<StoredSessionRecord> {
     const record: SessionAppend = { ...input, at: this.#o.clock.now(), ...(keys !== undefined ? { keys } : {}) };
     // Decisions of earlier inputs ride in the same transaction: no commit of their own on the request path.
     const derived = this.#o.decisions.take(sessionId);
@@ -58,8 +86,7 @@ export class SessionCommits {
     return { ...input, at: record.at, v: 1, stream: sessionStream(sessionId), seq: res.seq };
   }
 
-  /** Folds a durable record in the session's actor and runs the effects that belong on this thread. */
-  async fold(session: LoadedSession, record: StoredSessionRecord): Promise<FoldReply> {
+  async #fold(session: LoadedSession, record: StoredSessionRecord): Promise<FoldReply> {
     let reply: FoldReply;
     try {
       reply = await this.#o.pool.call(session.sessionId, 'session.fold', { sessionId: session.sessionId, record });

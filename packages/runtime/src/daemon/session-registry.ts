@@ -147,7 +147,7 @@ export class SessionRegistry {
     const commits = this.#o.commits;
     for (const step of RESTART_STEPS) {
       const input = step(session.summary, this.#draining, lost, (writerId) => restartSettlement(this.#o.sessions.log, writerId));
-      if (input !== null) await commits.fold(session, await commits.append(sessionId, input));
+      if (input !== null) await commits.consume(session, input);
     }
     this.#sessions.makeRoom(sessionId);
     return session;

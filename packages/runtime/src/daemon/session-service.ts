@@ -206,7 +206,7 @@ export class SessionService {
           throw new ProtocolError('conflict', `session ${sessionId} belongs to project ${session.projectId}, not ${req.project_id}`);
         }
         if (req.owner !== undefined) await this.#claim(session, req.owner);
-        await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'session.resumed', payload: {} }));
+        await this.#commits.consume(session, { type: 'session.resumed', payload: {} });
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
       const asked = sessionSetupFor(req, sessionId, {
@@ -268,7 +268,7 @@ export class SessionService {
     return await this.#queue.request(sessionId, async () => {
       const session = await this.#sessions.load(sessionId);
       this.#requireOpen(session);
-      await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'tasks.replaced', payload: { tasks: [...tasks] } }));
+      await this.#commits.consume(session, { type: 'tasks.replaced', payload: { tasks: [...tasks] } });
       return { count: tasks.length };
     });
   }
@@ -284,7 +284,7 @@ export class SessionService {
       check?.(session);
       const requestId = this.#o.newId();
       const replied = new Promise<Record<string, unknown> | ProtocolError>((resolve) => session.replies.set(requestId, resolve));
-      await this.#commits.fold(session, await this.#commits.append(sessionId, input(requestId)));
+      await this.#commits.consume(session, input(requestId));
       // Wrapped: returning the promise itself would make the mailbox wait for the answer.
       return { replied };
     });
@@ -322,7 +322,7 @@ export class SessionService {
   input(sessionId: string, input: SessionInputRecord): Promise<void> {
     return this.#queue.run(sessionId, async () => {
       const session = await this.#sessions.load(sessionId);
-      await this.#commits.fold(session, await this.#commits.append(sessionId, input));
+      await this.#commits.consume(session, input);
     });
   }
 
@@ -373,7 +373,7 @@ export class SessionService {
       if (early === undefined || early === null) {
         const session = await this.#sessions.load(sessionId);
         const request = requested(session, await stat(this.#paths(session.projectId, sessionId).checkpoint).then((s) => s.isFile(), () => false));
-        await this.#commits.fold(session, await this.#commits.append(sessionId, request.input));
+        await this.#commits.consume(session, request.input);
         return { replied: request.replied };
       }
       try {
@@ -448,7 +448,7 @@ export class SessionService {
           const session = this.#sessions.get(sessionId);
           if (session === undefined) return;
           if (session.summary.writer === 'running+pending') dropped++;
-          await this.#commits.fold(session, await this.#commits.append(sessionId, { type: 'drain.requested', payload: {} }));
+          await this.#commits.consume(session, { type: 'drain.requested', payload: {} });
         }),
       ),
     );

@@ -33,6 +33,7 @@ import { batonToolDefinitions, type ToolMap } from './tool-map.ts';
 import { composeWriterTask, deltaSystemPrompt } from './writer-prompt.ts';
 import { allowedToolNames, runWriterTool } from './writer-tools.ts';
 import type { SharedFilesPort } from '../memory/shared-files-port.ts';
+import { CommitThenFold } from '../pipeline/commit-then-fold.ts';
 import { WriterWorkspace } from './writer-workspace.ts';
 
 /** Everything a writer run needs, prepared by the session host when the session decides to start a writer. */
@@ -113,6 +114,19 @@ export class WriterRun {
   /** The draft and findings of the previous validation. */
   #lastDraft: { readonly hash: string; readonly findings: string } | null = null;
   #snapshot: SnapshotFrom<typeof writerMachine> | null = null;
+  /** Every event the writer consumes is logged (redacted), then folded: the effects to run are the fold's. */
+  readonly #pipeline = new CommitThenFold<void, WriterEvent, WriterEvent, readonly WriterEffect[]>({
+    commit: async (event) => {
+      await this.#log(writerRecordOf(event, this.#deps.threadId), true);
+      return event;
+    },
+    fold: (_, event) => {
+      if (this.#snapshot === null) throw new Error('writer folded before it started');
+      const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, this.#snapshot, event);
+      this.#snapshot = step.snapshot;
+      return step.effects;
+    },
+  });
   #queue: Promise<void> = Promise.resolve();
   /** A cancellation asked for before the run started: consumed as its first event. */
   #cancelReason: string | null = null;
@@ -190,15 +204,12 @@ export class WriterRun {
     return this.#deps.appendLog(writerStream(this.writerId), [{ ...logged, at: this.#deps.clock.now() }]);
   }
 
-  /** Logs, then folds, then executes: serialised so effect results are consumed in order. */
+  /** Logs, then folds (the pipeline), then executes: serialised so effect results are consumed in order. */
   #consume(input: WriterEvent): Promise<void> {
     const event = this.#deps.redact?.(input) ?? input;
     const next = this.#queue.then(async () => {
       if (this.#snapshot === null || this.#snapshot.status === 'done') return;
-      await this.#log(writerRecordOf(event, this.#deps.threadId), true);
-      const step = foldEvent<typeof writerMachine, WriterEffect>(writerMachine, this.#snapshot, event);
-      this.#snapshot = step.snapshot;
-      await this.#execute(step.effects);
+      await this.#execute(await this.#pipeline.consume(undefined, event));
     });
     this.#queue = next.catch(async (err: unknown) => {
       // Staged edits are dropped, then the run rejects and its host settles the writer as an internal failure: once
