@@ -7,6 +7,11 @@
  * Only samples inside the window the bench recorded (`window.json`: the monotonic clock V8's profiler stamps its
  * samples with) count, so start-up, warm-up and shutdown are left out. Idle samples (`(idle)`, `(program)` of a thread
  * waiting) are reported apart from the CPU time.
+ *
+ * A sample's time is the wall-clock time since the one before, so the self times are wall time while the thread ran,
+ * not CPU time: on a loaded machine a call that wakes another thread (`postMessage` to a worker, a socket write to the
+ * NATS server) is often preempted by the thread it woke, and the wait is counted as its own. Read such rows against the
+ * per-thread CPU figures from `/proc` printed above them.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
