@@ -135,8 +135,10 @@ export class BatonClient {
       this.#remember(opened.session_id, req.project_id);
       return opened;
     }
-    // Tries of `open` that may be sent again after a timeout: a new session is named here, so every try opens the same.
-    const minted = this.#failover.openAttemptTimeoutMs !== undefined && req.session_id === undefined;
+    // A try of `open` is sent again after a timeout (and, with `openAttemptTimeoutMs`, beside one still waiting), while
+    // the try given up on may have created its session all the same: a new session is named here, so every try opens
+    // the same one and none is left behind on a daemon, held and unknown to this client.
+    const minted = req.session_id === undefined;
     const named = minted ? { ...req, session_id: globalThis.crypto.randomUUID() } : req;
     const { attempts: _attempts, ...answered } = await this.#openRetrying(named, options, performance.now() + this.#failover.timeoutMs);
     // An id this call chose is new: a daemon that says it resumed it was answering a later try after an earlier one

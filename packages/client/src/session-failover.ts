@@ -20,7 +20,7 @@ export interface FailoverOptions {
    * How long one try of `open` waits for its answer before another try is sent beside it (the earlier tries keep
    * waiting; the first answer wins): `open` goes to any daemon of the queue group, and one that is paused (a GC pause, a
    * frozen VM) holds it unanswered, while a second try most likely reaches a live one. Opening a known session again is
-   * safe to repeat; with this option a new session gets its id from the client, so its open is safe to repeat too.
+   * safe to repeat, and with failover a new session gets its id from the client, so its open is safe to repeat too.
    * Default: none (one try at a time, each waiting the request's own timeout).
    */
   readonly openAttemptTimeoutMs?: number;

@@ -151,6 +151,30 @@ describe('BatonClient with failover', () => {
     resuming.unsubscribe();
   });
 
+  it('names a new session itself, so an open try answered too late and the try after it open the same session', { timeout: 20_000 }, async () => {
+    // No hedging: one try at a time, each given up on after the request timeout and followed by another. A daemon
+    // that creates the session the request names (or one of its own choosing) and answers the first try after the
+    // client gave up on it: that try's session exists on the daemon all the same.
+    const created: string[] = [];
+    let n = 0;
+    const slow = transport.subscribe('baton.v1.p.p.open', (msg) => {
+      const body = decodeRequest(msg.data, msg.headers).value as { session_id?: string };
+      const sid = body.session_id ?? `daemon-chosen-${++n}`;
+      const resumed = created.includes(sid);
+      if (!resumed) created.push(sid);
+      const answer = (): void => msg.respond(encodeReply(openReply(sid, resumed), 'msgpack'));
+      if (created.length === 1 && !resumed) setTimeout(answer, 400);
+      else answer();
+    });
+    const client = new BatonClient(transport, { timeoutMs: 100, failover: { timeoutMs: 10_000, delayMs: 1 } });
+    const opened = await client.open({ project_id: 'p', model });
+    // Both tries named one session: the one the first try created is the one the client uses; nothing is left behind.
+    expect(created).toEqual([opened.session_id]);
+    expect(opened.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(opened.resumed).toBe(false);
+    slow.unsubscribe();
+  });
+
   it('throws as before without failover, and for sessions it did not open', async () => {
     const plain = new BatonClient(transport);
     await expect(plain.append('s9', [{ id: 'm1', role: 'user', content: 'hi' }])).rejects.toMatchObject({ code: 'no_responders' });
