@@ -130,6 +130,24 @@ export class DaemonChild {
 }
 
 /**
+ * Which daemon held each session at wall-clock time `at` (`Date.now()` of this host), by the daemons' own lines: the
+ * newest epoch claimed before then. A holder that was taken over without noticing yet still lists the session in its
+ * `held()`; the newer claim tells the truth.
+ */
+export function holdersAt(daemons: readonly DaemonChild[], at: number): Map<string, string> {
+  const newest = new Map<string, { readonly daemonId: string; readonly epoch: number }>();
+  for (const d of daemons) {
+    for (const e of d.events) {
+      if (e.ev !== 'claimed' || e.sessionId === undefined || typeof e.at !== 'number' || e.at >= at) continue;
+      const epoch = Number(e['epoch']);
+      const seen = newest.get(e.sessionId);
+      if (seen === undefined || epoch > seen.epoch) newest.set(e.sessionId, { daemonId: d.daemonId, epoch });
+    }
+  }
+  return new Map([...newest].map(([sid, h]) => [sid, h.daemonId]));
+}
+
+/**
  * Spawns one daemon per config, all at once; when one fails to start, the others are stopped (and their data
  * directories removed) before the error is thrown, so no child outlives a failed start.
  */
