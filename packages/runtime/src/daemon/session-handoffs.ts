@@ -15,6 +15,7 @@ import {
   type StreamLog,
 } from '@baton/log-schema';
 import {
+  DEFAULT_HANDOFF_TTL_MS,
   DEFAULT_HANDOFF_WAIT_MS,
   DEFAULT_PROVIDER_API,
   ProtocolError,
@@ -35,13 +36,24 @@ import type { Clock } from '../time/clock.ts';
 import type { CommitVersions } from './commit-versions.ts';
 import type { LoadedSession } from './loaded-session.ts';
 import { memoryPathsOf } from './reply-parts.ts';
-import type { WaitOutcome } from './session-service-options.ts';
+import type { SessionServiceOptions, WaitOutcome } from './session-service-options.ts';
 
 /** A grant as its session's stream holds it. */
 export type Grant = Extract<StoredSessionRecord, { type: 'session.handoff_granted' }>['payload'];
 
-/** What the handoffs need of the session service. */
-export interface HandoffDeps {
+/** What the handoffs need of the session service besides its options. */
+export interface HandoffCalls {
+  /** Runs `work` in the session's mailbox, the session loaded. */
+  inSession<T>(sessionId: string, work: (session: LoadedSession) => Promise<T>): Promise<T>;
+  /** Runs `work` in the session's mailbox without loading it. */
+  inMailbox<T>(sessionId: string, work: () => Promise<T>): Promise<T>;
+  waitForWriter(sessionId: string, timeoutMs: number): Promise<WaitOutcome>;
+  /** The project a session belongs to (null: no such session). */
+  projectOf(sessionId: string): string | null;
+}
+
+/** What the handoffs work with. */
+export interface HandoffDeps extends HandoffCalls {
   readonly log: EventLog;
   readonly sessions: StreamLog<SessionRecordSchemas>;
   readonly pool: HostPool;
@@ -52,13 +64,6 @@ export interface HandoffDeps {
   readonly ttlMs: number;
   /** 32 random bytes (tests may fix them). */
   readonly randomBytes?: () => Buffer;
-  /** Runs `work` in the session's mailbox, the session loaded. */
-  inSession<T>(sessionId: string, work: (session: LoadedSession) => Promise<T>): Promise<T>;
-  /** Runs `work` in the session's mailbox without loading it. */
-  inMailbox<T>(sessionId: string, work: () => Promise<T>): Promise<T>;
-  waitForWriter(sessionId: string, timeoutMs: number): Promise<WaitOutcome>;
-  /** The project a session belongs to (null: no such session). */
-  projectOf(sessionId: string): string | null;
 }
 
 /** SHA-256 of a handoff token, base64url: all the daemon ever stores of it. */
@@ -92,8 +97,18 @@ export function contextIn(context: readonly Message[], api: ProviderApi): Messag
 export class SessionHandoffs {
   readonly #d: HandoffDeps;
 
-  constructor(deps: HandoffDeps) {
-    this.#d = deps;
+  constructor(o: SessionServiceOptions, sessions: StreamLog<SessionRecordSchemas>, versions: CommitVersions, calls: HandoffCalls) {
+    this.#d = {
+      ...calls,
+      log: o.log,
+      sessions,
+      pool: o.pool,
+      clock: o.clock,
+      memoryRoot: o.memoryRoot,
+      versions,
+      ttlMs: o.handoffTtlMs ?? DEFAULT_HANDOFF_TTL_MS,
+      ...(o.randomBytes !== undefined ? { randomBytes: o.randomBytes } : {}),
+    };
   }
 
   get deps(): HandoffDeps {

@@ -8,10 +8,6 @@ import {
   type AppendReply,
   type CheckpointReply,
   type Encoding,
-  type HandoffReply,
-  type HandoffRequest,
-  type Inherited,
-  type Lineage,
   type MemoryPaths,
   type Message,
   type OpenReply,
@@ -22,8 +18,8 @@ import {
   type StatusReply,
   type TaskItem,
   type TasksReply,
-  DEFAULT_HANDOFF_TTL_MS,
 } from '@baton/protocol';
+import type { HandoffReply, HandoffRequest, Inherited, Lineage } from '@baton/protocol';
 import type { SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
 import type { HostExit } from '../host/host-pool.ts';
 import { CommitVersions } from './commit-versions.ts';
@@ -132,15 +128,7 @@ export class SessionService {
       writerKeys: this.#writerKeys,
       logError: (msg, data) => options.logError?.(msg, data),
     });
-    this.#handoffs = new SessionHandoffs({
-      log: options.log,
-      sessions: this.#log,
-      pool: options.pool,
-      clock: options.clock,
-      memoryRoot: options.memoryRoot,
-      versions: this.#versions,
-      ttlMs: options.handoffTtlMs ?? DEFAULT_HANDOFF_TTL_MS,
-      ...(options.randomBytes !== undefined ? { randomBytes: options.randomBytes } : {}),
+    this.#handoffs = new SessionHandoffs(options, this.#log, this.#versions, {
       inSession: (sessionId, work) => this.#queue.request(sessionId, async () => await work(await this.#sessions.load(sessionId))),
       inMailbox: (sessionId, work) => this.#queue.run(sessionId, work),
       waitForWriter: (sessionId, timeoutMs) => this.waitForWriterSettlement(sessionId, timeoutMs),
@@ -242,9 +230,8 @@ export class SessionService {
   }
 
   /**
-   * Opens a new session (in its mailbox): its opening records the setup and a lineage — a handoff's (with the context
-   * it inherits), or a slice's, which starts from the checkpoint of the session it continues, committed before the
-   * session opens (a crash in between leaves a commit a retried open makes again, and no session).
+   * Opens a new session (in its mailbox) with a lineage if any: a handoff's (with its inherited context), or a slice's,
+   * whose checkpoint is committed before the session opens (a crash in between: a retried open commits it again).
    */
   async #create(sessionId: string, req: OpenRequest, encoding: Encoding, handoff?: { lineage: Lineage; inherited: Inherited }): Promise<Body<OpenReply>> {
     const asked = sessionSetupFor(req, sessionId, {
@@ -266,9 +253,7 @@ export class SessionService {
   }
 
   /** Grants a one-time handoff token on the session (`SessionHandoffs.grant`). */
-  async handoff(sessionId: string, req: HandoffRequest): Promise<Body<HandoffReply>> {
-    return await this.#handoffs.grant(sessionId, req);
-  }
+  handoff = (sessionId: string, req: HandoffRequest): Promise<Body<HandoffReply>> => this.#handoffs.grant(sessionId, req);
 
   /**
    * An open that names an owner: the session's own owner goes on; a session without one, or one that recorded nothing
