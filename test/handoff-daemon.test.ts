@@ -165,7 +165,7 @@ describe('daemon: handoff tokens', () => {
     expect((await baton(['handoff', 'no-such-session', ...nats])).code).toBe(2);
     const sessions = await baton(['sessions', ...nats]);
     expect(sessions.code).toBe(0);
-    expect(sessions.stdout.join('\n')).toMatch(/↳ h-[A-Za-z0-9_-]+ continues old \(handoff, from checkpoint v1/);
+    expect(sessions.stdout.join('\n')).toMatch(/↳ h-[A-Za-z0-9_-]+ continues old \(handoff, from checkpoint v\d+ up to /);
     expect(sessions.stdout.join('\n')).toMatch(/↳ old continued by h-[A-Za-z0-9_-]+ \(handoff\)/);
     await rig.stopDaemon();
     const replay = await baton(['replay', 'old', '--data-dir', rig.dataDir]);
