@@ -58,6 +58,7 @@ const instantCompaction = lazyModule(() => import('./instant-compaction.bench.ts
 const cliStart = lazyModule(() => import('./cli-start.bench.ts'));
 const cluster = lazyModule(() => import('./cluster.bench.ts'));
 const fit = lazyModule(() => import('./fit.bench.ts'));
+const handoff = lazyModule(() => import('./handoff.bench.ts'));
 
 // Sections are imported when they run, so one that fails to load is reported like one that crashes.
 const SECTIONS: readonly BenchEntry[] = [
@@ -124,6 +125,11 @@ const SECTIONS: readonly BenchEntry[] = [
     name: 'cluster',
     run: async () => (await cluster.load()).benchCluster(),
     targets: (section) => cluster.get()?.clusterTargets(section) ?? unavailable('cluster'),
+  },
+  {
+    name: 'handoff',
+    run: async () => (await handoff.load()).benchHandoff(),
+    targets: (section) => handoff.get()?.handoffTargets(section) ?? unavailable('handoff'),
   },
 ];
 

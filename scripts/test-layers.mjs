@@ -26,6 +26,7 @@ const SLOW = [
   /^test\/disk-full\.test\.ts$/,
   /^test\/gateway-slice-lineage\.test\.ts$/,
   /^packages\/cli\/test\/cluster-join\.test\.ts$/,
+  /^test\/handoff-daemon\.test\.ts$/,
 ];
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');

@@ -8,6 +8,7 @@ import {
   DATA_DIR_FLAGS,
   DEMO_FLAGS,
   GATEWAY_FLAGS,
+  HANDOFF_FLAGS,
   INSPECT_FLAGS,
   MEMORY_LOG_FLAGS,
   REPLAY_FLAGS,
@@ -30,6 +31,7 @@ const rebindCommand = () => import('./commands/rebind-command.ts');
 const inspectCommand = () => import('./commands/inspect-command.ts');
 const runtimeCommand = () => import('./commands/runtime-command.ts');
 const clusterCommand = () => import('./commands/cluster-command.ts');
+const handoffCommand = () => import('./commands/handoff-command.ts');
 
 /** What the codes mean for the commands that connect to NATS (the table is `exit-codes.ts`, also in the README). */
 const CONNECTING_EXITS = {
@@ -124,6 +126,18 @@ export function buildProgram(io: CliIo, env: NodeJS.ProcessEnv, setExit: (code: 
     env,
   ).action(async (_o: unknown, cmd: Command) => {
     setExit(await (await runtimeCommand()).runSessions(flagValues(cmd, SESSIONS_FLAGS), io, env));
+  });
+
+  withFlags(
+    program
+      .command('handoff')
+      .description('continue a session in another agent: prints a one-time handoff base URL for the gateway (the new agent gets the session rebuilt in its API)')
+      .argument('<session>', 'session id')
+      .addHelpText('after', `${DURATIONS}${exitCodesHelp({ ok: 'printed the handoff base URL', failed: 'the daemon refused (nothing to hand off, a bad flag)', notFound: 'no NATS server or daemon answering, or an unknown session' })}`),
+    HANDOFF_FLAGS,
+    env,
+  ).action(async (session: string, _o: unknown, cmd: Command) => {
+    setExit(await (await handoffCommand()).runHandoff(session, flagValues(cmd, HANDOFF_FLAGS), io, env));
   });
 
   withFlags(

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { DAEMON_CONFIG_KEYS } from '../src/daemon/daemon-config.ts';
 import { DAEMON_FLAGS, type AnyFlag } from '../src/flags/command-flags.ts';
-import { CLUSTER, COMMON, DAEMON, GATEWAY, LISTING, NATS, REPLAY } from '../src/flags/flag-catalogue.ts';
+import { CLUSTER, COMMON, DAEMON, GATEWAY, HANDOFF, LISTING, NATS, REPLAY } from '../src/flags/flag-catalogue.ts';
 import { SETTINGS, configKey, envName, envValue, flagName, settingsWith, type ConfigSetting, type EnvSetting, type FlagSetting, type SettingName } from '../src/flags/settings-table.ts';
 import { buildProgram } from '../src/main.ts';
 import { captureIo } from './helpers/capture-io.ts';
@@ -65,7 +65,7 @@ describe('the settings table', () => {
   });
 
   it('has a flag in the catalogue for exactly the settings with one, spelled from the name', () => {
-    const groups: readonly Record<string, AnyFlag>[] = [NATS, COMMON, DAEMON, CLUSTER, GATEWAY, LISTING, REPLAY];
+    const groups: readonly Record<string, AnyFlag>[] = [NATS, COMMON, DAEMON, CLUSTER, GATEWAY, HANDOFF, LISTING, REPLAY];
     const catalogue = groups.flatMap((group) => Object.values(group));
     for (const f of catalogue) expect(f.spec.flags.split(' ')[0], f.key).toBe(flagName(f.key as FlagSetting));
     expect([...new Set(catalogue.map((f) => f.key))].sort()).toEqual([...settingsWith('flag')].sort());

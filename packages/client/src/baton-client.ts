@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import {
+  DEFAULT_HANDOFF_WAIT_MS,
   DEFAULT_WAITS,
+  HandoffReplySchema,
+  type HandoffReply,
+  type HandoffRequest,
   contentTypeHeaders,
   decodeReply,
   encodeRequest,
@@ -120,32 +124,40 @@ export class BatonClient {
   }
 
   /** Where `open` goes for a project: its own `open` subject when its id can scope subjects. */
-  #openSubject(projectId: string): string {
-    return isScopableProject(projectId) ? this.subjects.project(projectId).open : this.subjects.open;
+  /**
+   * Where an `open` goes: its project's subject. A handoff's token names the project of the session it continues,
+   * which the caller need not know: unless this client is fixed to a project, it goes to the unscoped subject.
+   */
+  #openSubject(req: OpenRequest): string {
+    if (req.handoff !== undefined && this.#project === null) return this.subjects.open;
+    return isScopableProject(req.project_id) ? this.subjects.project(req.project_id).open : this.subjects.open;
   }
 
-  #remember(sessionId: string, projectId: string): void {
-    if (isScopableProject(projectId)) this.#scoped.set(sessionId, this.subjects.project(projectId));
+  #remember(sessionId: string, req: OpenRequest): void {
+    if (req.handoff === undefined && isScopableProject(req.project_id)) this.#scoped.set(sessionId, this.subjects.project(req.project_id));
   }
 
   /** Opens a new session, or resumes `req.session_id` when the daemon knows it. */
   async open(req: OpenRequest, options?: CallOptions): Promise<OpenReply> {
     if (this.#failover === null) {
-      const opened = await this.#call(this.#openSubject(req.project_id), req, OpenReplySchema, options);
-      this.#remember(opened.session_id, req.project_id);
+      const opened = await this.#call(this.#openSubject(req), req, OpenReplySchema, options);
+      this.#remember(opened.session_id, req);
       return opened;
     }
     // A try of `open` is sent again after a timeout (and, with `openAttemptTimeoutMs`, beside one still waiting), while
     // the try given up on may have created its session all the same: a new session is named here, so every try opens
-    // the same one and none is left behind on a daemon, held and unknown to this client.
-    const minted = req.session_id === undefined;
+    // the same one and none is left behind on a daemon, held and unknown to this client. An open with a handoff token
+    // needs no name: the daemon derives the new session's id from the token, so its tries open one session too.
+    const minted = req.session_id === undefined && req.handoff === undefined;
     const named = minted ? { ...req, session_id: globalThis.crypto.randomUUID() } : req;
     const { attempts: _attempts, ...answered } = await this.#openRetrying(named, options, performance.now() + this.#failover.timeoutMs);
     // An id this call chose is new: a daemon that says it resumed it was answering a later try after an earlier one
     // (still waiting, or given up on) had created it.
     const reply = minted ? { ...answered, resumed: false } : answered;
-    this.#opened.set(reply.session_id, { ...req, session_id: reply.session_id });
-    this.#remember(reply.session_id, req.project_id);
+    // Opened again by its id after a failover: a handoff's token claimed it once, and is not sent again.
+    const { handoff: _token, ...reopen } = req;
+    this.#opened.set(reply.session_id, { ...reopen, session_id: reply.session_id });
+    this.#remember(reply.session_id, req);
     return reply;
   }
 
@@ -204,6 +216,16 @@ export class BatonClient {
     const wait = req.wait_ms ?? REBUILD_WAIT_MS[req.reason];
     const subject = this.#on(sessionId).rebuild(sessionId);
     return this.#session(sessionId, false, options, (o) => this.#call(subject, req, RebuildReplySchema, o, wait + SLOW_CALL_MARGIN_MS));
+  }
+
+  /**
+   * Grants a one-time handoff token: the reply carries it (only this once), the context rendered for `req.to`, and
+   * what it was rendered from. The daemon may first wait for a running writer (`wait_ms`, default 30 s), so the default
+   * timeout is that wait plus 60 s. Open with `{ handoff: token }` to continue the session.
+   */
+  handoff(sessionId: string, req: HandoffRequest = {}, options?: CallOptions): Promise<HandoffReply> {
+    const subject = this.#on(sessionId).handoff(sessionId);
+    return this.#session(sessionId, false, options, (o) => this.#call(subject, req, HandoffReplySchema, o, (req.wait_ms ?? DEFAULT_HANDOFF_WAIT_MS) + SLOW_CALL_MARGIN_MS));
   }
 
   status(sessionId: string, options?: CallOptions): Promise<StatusReply> {
@@ -320,7 +342,7 @@ export class BatonClient {
     let delay = failover?.delayMs ?? 100;
     const maxDelayMs = failover?.maxDelayMs ?? 1_000;
     const limit = failover?.openAttemptTimeoutMs;
-    const subject = this.#openSubject(req.project_id);
+    const subject = this.#openSubject(req);
     if (limit !== undefined && req.session_id !== undefined) {
       const { value, attempts } = await hedgedTries((timeoutMs) => this.#call(subject, req, OpenReplySchema, { timeoutMs }), {
         hedgeMs: limit,

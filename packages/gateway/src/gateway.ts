@@ -19,7 +19,10 @@ import { checkPassthroughPrefix, readRequestTarget } from './request-target.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { sessionKeyOf } from './session-key.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
-import type { UpstreamCall } from './upstream-call.ts';
+import { isEventStream, readAtMost, relay, type Refusal } from './relay.ts';
+import { projectOf } from './project-header.ts';
+import { handoffKey } from './handoff-key.ts';
+import { handoffRefusalOf } from './handoff-refusal.ts';
 import { agentKeyOf } from './agent-key.ts';
 import { credentialOf, ownerDigest } from './owner-secret.ts';
 import { declaresJson, readBody, sendError } from './request-body.ts';
@@ -98,6 +101,12 @@ export interface GatewayOptions {
    * `sessions.setRecordingStalled`, so `baton sessions` shows it.
    */
   readonly recordingStalled?: (sessionId: string, stalled: boolean) => void;
+  /**
+   * An agent that starts over on a session name with an empty history (nothing but its new user message: a fresh
+   * process after a crash) gets the session's rebuilt context inserted after its system prompt, as a handoff's is
+   * (the new slice's lineage says `resume`), instead of a blank slice. Default false.
+   */
+  readonly resumeEmpty?: boolean;
 }
 
 /** Session keys the gateway follows at once, by default. */
@@ -165,6 +174,7 @@ export class BatonGateway {
       projectId: options.projectId ?? 'default',
       contextWindow: (model) => contextWindowOf(model, options.contextWindows ?? {}, options.contextWindow ?? 128_000),
       log: this.#log,
+      ...(options.resumeEmpty === true ? { resumeEmpty: true } : {}),
       onRecording: (e: { daemonSessionId: string; failed: boolean; stalls: boolean }) => {
         if (e.failed) this.#metrics?.recordingFailed(e.stalls);
         else this.#metrics?.recordingResumed();
@@ -268,17 +278,19 @@ export class BatonGateway {
       return;
     }
     const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
-    const key = sessionKeyOf(route.sessionId, req.headers, agent, owner);
+    // A handoff base URL: the daemon binds the session its token opens, and refuses other credentials, on every call.
+    const handoff = route.handoff;
+    const key = handoff !== null ? handoffKey(handoff) : sessionKeyOf(route.sessionId, req.headers, agent, owner);
     const projectId = projectOf(req.headers);
     // A session bound to another credential is refused whatever the request is (a side call, a compaction, a call
     // under a slice's own name), before anything of it is read or forwarded.
-    if (!(await this.#owners.mayUse(key, owner))) {
+    if (handoff === null && !(await this.#owners.mayUse(key, owner))) {
       track.route = 'forbidden';
       sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
       return;
     }
     const selfContained = isSelfContained(this.#rebuiltContext, req.socket.remoteAddress);
-    if (api.isCompaction(agent, req.headers) && this.#owners.ownerOf(key) === owner) {
+    if (handoff === null && api.isCompaction(agent, req.headers) && this.#owners.ownerOf(key) === owner) {
       // The agent is about to replace its history with a summary: the checkpoint is that summary, with no model call.
       const answered = await this.#mailbox.run(key, () =>
         answerCompaction({ client: this.#client, recorder: this.#recorder, api, key, req: agent, res, log: this.#log, selfContained }),
@@ -296,21 +308,30 @@ export class BatonGateway {
     // One call at a time per session, in arrival order: its recording depends on the previous call's reply.
     await this.#mailbox.run(key, async () => {
       // Checked again in turn: the call before this one may have bound the session to its credential meanwhile.
-      if (!(await this.#owners.mayUse(key, owner))) {
+      if (handoff === null && !(await this.#owners.mayUse(key, owner))) {
         track.route = 'forbidden';
         sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
         return;
       }
+      const handoffOption = handoff !== null ? { handoff } : {};
       let prepared: Prepared;
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner, selfContained });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, headers: req.headers, owner, selfContained, ...handoffOption });
       } catch (err) {
         if (err instanceof BatonRequestError && err.code === 'forbidden') {
           // The daemon's log binds the session to another credential (another gateway bound it, or an operator did):
-          // the next request asks the daemon whose it is.
+          // the next request asks the daemon whose it is. A handoff token it refused: unknown, expired or used.
           this.#owners.forget(key);
           track.route = 'forbidden';
-          sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+          const reason = handoffRefusalOf(err);
+          if (handoff !== null && reason !== null) sendError(res, 403, `Baton: ${err.message}`, reason);
+          else sendError(res, 403, 'this session belongs to another credential', 'session_forbidden');
+          return;
+        }
+        // A handoff the daemon could not open is not forwarded: the agent would go on without what it was handed.
+        if (handoff !== null) {
+          track.route = 'refused';
+          sendError(res, 502, `Baton: the handoff could not be opened: ${err instanceof Error ? err.message : String(err)}`, 'handoff_unavailable');
           return;
         }
         // The daemon could not follow (down, refused the session): the agent's call still goes through, unrecorded.
@@ -327,7 +348,7 @@ export class BatonGateway {
       // restarted, a tokenizer that counts differently): rebuild now and send the call again, once.
       this.#log('info', 'the upstream says the context is too long: rebuilding', { session: key });
       try {
-        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers, owner, selfContained });
+        prepared = await this.#recorder.prepare(key, api, agent, body, { projectId, tooLong: true, refused: { tokens: refusedTokens(refused.body) }, headers: req.headers, owner, selfContained, ...handoffOption });
       } catch (err) {
         this.#log('warn', 'the rebuild failed: relaying the upstream error', { session: key, error: err instanceof Error ? err.message : String(err) });
         relay(res, refused);
@@ -455,43 +476,4 @@ export class BatonGateway {
     this.#recorder.completed(session, recorded.prepared.toAppend, recorded.prepared.from, recorded.prepared.replyIndex, reply);
     return null;
   }
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  const value = Array.isArray(contentType) ? contentType[0] : contentType;
-  return value !== undefined && value.trimStart().toLowerCase().startsWith('text/event-stream');
-}
-
-/** An upstream error held back from the agent (read whole, so it can still be relayed as it came). */
-interface Refusal {
-  readonly status: number;
-  readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer;
-}
-
-function relay(res: ServerResponse, refusal: Refusal): void {
-  if (res.destroyed) return;
-  res.writeHead(refusal.status, refusal.headers);
-  res.end(refusal.body);
-}
-
-/** Reads a reply body up to `limit` bytes (the rest is dropped). */
-async function readAtMost(upstream: UpstreamCall, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  await upstream.consume((chunk) => {
-    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
-    size += chunk.length;
-    return true;
-  });
-  return Buffer.concat(chunks);
-}
-
-const PROJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
-
-/** The project an agent names in `x-baton-project` (null when it names none, or none usable as a project id). */
-function projectOf(headers: IncomingMessage['headers']): string | null {
-  const value = headers['x-baton-project'];
-  const text = Array.isArray(value) ? value[0] : value;
-  return text !== undefined && PROJECT_ID.test(text) ? text : null;
 }

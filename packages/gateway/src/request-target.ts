@@ -9,7 +9,7 @@ const API_PATHS = ['/chat/completions', '/completions', '/responses', '/messages
 /** A request target the gateway will not forward, and what the agent is told. */
 export interface TargetRefusal {
   readonly status: 400 | 404;
-  readonly code: 'invalid_request_target' | 'unknown_path' | 'invalid_session_name';
+  readonly code: 'invalid_request_target' | 'unknown_path' | 'invalid_session_name' | 'invalid_handoff_token';
   readonly message: string;
 }
 
@@ -68,6 +68,10 @@ export function readRequestTarget(target: string, passthrough: readonly string[]
         message: 'Baton: a session name in /s/<name>/ has 1 to 100 of A-Z a-z 0-9 _ - (e.g. http://127.0.0.1:8787/s/my-task/v1)',
       },
     };
+  }
+  // A handoff base URL whose token has not a token's shape: refused before anything is read (nothing is looked up).
+  if (route.handoff === null && /^\/h\/[^/]*\//.test(path)) {
+    return { refusal: { status: 404, code: 'invalid_handoff_token', message: 'Baton: unknown handoff token (a handoff base URL is http://host:port/h/bh_<43 characters>/v1, from `baton handoff`)' } };
   }
   if (!isForwardable(route.endpoint, passthrough)) {
     return {

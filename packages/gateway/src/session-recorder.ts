@@ -1,14 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BatonClient } from '@baton/client';
-import { MAX_APPEND_MESSAGES, providerMessages, viewOf, type Message, type ProviderApi, type RebuildReply } from '@baton/protocol';
+import { MAX_APPEND_MESSAGES, providerMessages, type Message, type ProviderApi, type RebuildReply } from '@baton/protocol';
 import type { AgentApi } from './agent-api.ts';
 import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
 import { agentIdentity } from './agent-identity.ts';
 import { withContextBreakpoint } from './context-breakpoint.ts';
-import { estimatedTokens } from './estimated-tokens.ts';
 import { continues, messageDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
 import { BoundedMap } from './bounded-map.ts';
+import { estimatedTokens } from './estimated-tokens.ts';
+import { SUMMARY_ASK, textOfItem, toRole } from './agent-items.ts';
+import { resumeGrant, startsOver } from './resume-grant.ts';
 
 /** The agent's history prefix a rebuild replaced, and what the upstream gets instead. */
 interface Substitution {
@@ -57,6 +59,11 @@ export interface GatewaySession {
   stalled: boolean;
   /** Roll-backs so far: an append queued before one is not sent (the next call carries its messages again, in order). */
   rollbacks: number;
+  /**
+   * The context the daemon session inherited (a handoff): sent on every request right after the agent's system items,
+   * the same bytes each time, and never recorded (the session's opening holds it). Null: none.
+   */
+  inherited: readonly Message[] | null;
 }
 
 /** A history item as the daemon records it, with its digest. */
@@ -94,6 +101,8 @@ export interface RecorderOptions {
   readonly max: number;
   readonly idleMs: number;
   readonly now: () => number;
+  /** An agent that starts over on a known session gets its rebuilt context inserted (`startsOver`, `resumeGrant`). */
+  readonly resumeEmpty?: boolean;
   /** Recording a slice's messages failed (`stalls`: it was recording until now), or a stalled slice recorded again. */
   readonly onRecording?: (event: { readonly daemonSessionId: string; readonly failed: boolean; readonly stalls: boolean }) => void;
 }
@@ -207,18 +216,19 @@ export class SessionRecorder {
 
   async #open(
     key: string,
-    sessionId: string,
+    sessionId: string | { handoff: string },
     api: AgentApi,
     req: AgentRequest,
     headers: IncomingHttpHeaders,
     projectId: string | null,
     owner: string | null,
     from: string | null = null,
-  ): Promise<{ usableWindow: number }> {
+  ): Promise<{ usableWindow: number; sessionId: string; inherited: readonly Message[] | null }> {
     const fields = api.openFields(req, headers);
     if (api.api === 'openai-chat' && fields.system === undefined && req.system.length > 0) this.#o.log('warn', 'system prompt is not plain text: writers of this session run without it', { session: key });
     const request = {
-      session_id: sessionId,
+      // A handoff's token names no session: the daemon answers with the one it opens (or the one it opened for it).
+      ...(typeof sessionId === 'string' ? { session_id: sessionId } : { handoff: sessionId.handoff }),
       project_id: projectId ?? this.#o.projectId,
       agent: 'gateway',
       model: { id: req.model, context_window: this.#o.contextWindow(req.model) },
@@ -235,7 +245,7 @@ export class SessionRecorder {
       return await this.#o.client.open(request);
     });
     if (opened.usable_window === 0) this.#o.log('warn', 'the model leaves no usable window: overflowing requests are forwarded as they are', { session: key, model: req.model });
-    return { usableWindow: opened.usable_window };
+    return { usableWindow: opened.usable_window, sessionId: opened.session_id, inherited: opened.inherited?.context ?? null };
   }
 
   /**
@@ -249,33 +259,45 @@ export class SessionRecorder {
     api: AgentApi,
     req: AgentRequest,
     bytes: Uint8Array,
-    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders; owner?: string; selfContained?: boolean } = {},
+    options: { projectId?: string | null; tooLong?: boolean; refused?: { tokens: number | null }; headers?: IncomingHttpHeaders; owner?: string; selfContained?: boolean; handoff?: string } = {},
   ): Promise<Prepared> {
+    const handoff = options.handoff;
     const owner = options.owner ?? null;
     const slices = this.#slices.get(key) ?? [];
     // Each conversation under one key keeps its own slice and rewrite: an agent that compacted or edited its history
     // gets a new slice, and another conversation on the same key (a sub-agent, a second window, a copied URL) neither
     // displaces the first one — which would then lose its rebuilt context — nor is ever given its context.
+    // A handoff URL used with another credential than its claimant's: the daemon refuses the token (`handoff_used`).
+    const claimant = slices[0]?.owner;
+    if (handoff !== undefined && claimant !== undefined && claimant !== owner) await this.#open(key, { handoff }, api, req, options.headers ?? {}, options.projectId ?? null, owner);
     let session = this.sliceFor(key, api, req) ?? this.#adoptCompaction(key, api, req);
     if (session !== undefined && owner !== null && session.owner !== owner) {
       // Another credential than the one the slice was opened with (the first one's call failed upstream and bound
       // nothing in the gateway): the daemon hands the session over only while it has recorded nothing.
-      await this.#open(key, session.daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner);
+      await this.#open(key, handoff !== undefined && session.slice === 0 ? { handoff } : session.daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner);
       session.owner = owner;
     }
     if (session === undefined) {
+      // An agent that started over on a session the daemon has (opted in): its new slice starts from that session.
+      const resumeFrom = slices.at(-1)?.daemonSessionId ?? key;
+      const resume = handoff === undefined && this.#o.resumeEmpty === true && startsOver(api, req) ? await resumeGrant(this.#o.client, resumeFrom, api, req, this.#o.contextWindow(req.model)) : null;
       let slice = (slices.at(-1)?.slice ?? -1) + 1;
       const identity = agentIdentity(api, req);
       // The same agent starting over (it compacted on its own, or restarted with a new history) continues from its
       // newest slice's checkpoint; a sub-agent (another system prompt or other tools) or another credential does not.
       const from = [...slices].reverse().find((s) => s.identity === identity && s.owner === owner)?.daemonSessionId ?? null;
       if (slice > 0) this.#o.log('info', 'a history that continues no slice of the session: a new slice', { session: key, slice, ...(from !== null ? { inheritsFrom: from } : {}) });
-      let opened: { usableWindow: number } | null = null;
+      let opened: { usableWindow: number; sessionId: string; inherited: readonly Message[] | null } | null = null;
+      // A handoff's later slices are named after the session its token opened, and carry what it inherited.
+      const first = slices[0];
+      const base = handoff !== undefined && first !== undefined ? first.daemonSessionId : key;
       let daemonSessionId = key;
       for (let tries = 0; opened === null; tries++) {
-        daemonSessionId = slice === 0 ? key : `${key}-s${slice}`;
+        daemonSessionId = slice === 0 ? key : `${base}-s${slice}`;
         try {
-          opened = await this.#open(key, daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner, from);
+          const claim = resume ?? (handoff !== undefined && slice === 0 ? handoff : null);
+          opened = await this.#open(key, claim !== null ? { handoff: claim } : daemonSessionId, api, req, options.headers ?? {}, options.projectId ?? null, owner, claim !== null ? null : from);
+          daemonSessionId = opened.sessionId;
         } catch (err) {
           // A slice's name another credential took (by naming it as a session of its own): the next one.
           if (slice === 0 || tries >= MAX_SLICE_SKIPS || (err as { code?: unknown }).code !== 'forbidden') throw err;
@@ -301,6 +323,7 @@ export class SessionRecorder {
         compaction: null,
         stalled: false,
         rollbacks: 0,
+        inherited: opened.inherited ?? first?.inherited ?? null,
       };
       slices.push(session);
       if (slices.length > MAX_SLICES) slices.shift();
@@ -321,7 +344,7 @@ export class SessionRecorder {
     if (options.tooLong === true || (pendingTotal !== null && session.usableWindow > 0 && pendingTotal + added >= session.usableWindow)) {
       return await this.#overflow(session, api, req, bytes, toAppend, options.refused, options.selfContained === true);
     }
-    return { session, body: this.#rewrite(session, api, req, bytes), toAppend, from: session.recorded.length, replyIndex: req.history.length, rewritten: session.substitution !== null, rebuilt: false };
+    return { session, body: this.#rewrite(session, api, req, bytes), toAppend, from: session.recorded.length, replyIndex: req.history.length, rewritten: session.substitution !== null || session.inherited !== null, rebuilt: false };
   }
 
   /**
@@ -405,10 +428,14 @@ export class SessionRecorder {
    */
   #rewrite(session: GatewaySession, api: AgentApi, req: AgentRequest, bytes: Uint8Array): Uint8Array {
     const sub = session.substitution;
-    if (sub === null) return bytes;
-    const after = req.history.slice(sub.agentLength).map((item, i): Message => ({ id: `agent-${i}`, role: toRole(item, api.api), content: null, native: { ...item } }));
-    let items = providerMessages([...sub.context, ...after], api.api);
-    if (api.api === 'anthropic-messages') items = withContextBreakpoint(items, providerMessages(sub.context, api.api).length, req);
+    const inherited = session.inherited ?? [];
+    if (sub === null && inherited.length === 0) return bytes;
+    const after = req.history.slice(sub?.agentLength ?? 0).map((item, i): Message => ({ id: `agent-${i}`, role: toRole(item, api.api), content: null, native: { ...item } }));
+    // The inherited context first (Anthropic: joined with the agent's first user turn, so roles alternate), then the
+    // rebuilt context if any, then the agent's own items.
+    const context = [...inherited, ...(sub?.context ?? [])];
+    let items = providerMessages([...context, ...after], api.api);
+    if (api.api === 'anthropic-messages' && sub !== null) items = withContextBreakpoint(items, providerMessages(context, api.api).length, req);
     const text = setMember(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), api.member, JSON.stringify([...req.system, ...items]));
     return Buffer.from(text, 'utf8');
   }
@@ -468,27 +495,4 @@ export class SessionRecorder {
     this.#appends.add(appending);
     void appending.then(() => this.#appends.delete(appending));
   }
-}
-
-/** The wording of a compaction prompt sent as the last user message. */
-const SUMMARY_ASK = /summar|compact/i;
-
-/** Every text an item carries (its content's text parts, whatever the API), joined. */
-function textOfItem(item: AgentItem): string {
-  const content = item['content'];
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.flatMap((part: unknown) => {
-    const text = typeof part === 'object' && part !== null ? (part as { text?: unknown }).text : undefined;
-    return typeof text === 'string' ? [text] : [];
-  }).join('\n');
-}
-
-/** Baton's reading of an item's role (chat messages carry their own). */
-function toRole(item: AgentItem, api: ProviderApi): Message['role'] {
-  if (api === 'openai-chat') {
-    const role = item['role'];
-    return role === 'assistant' || role === 'tool' || role === 'system' ? role : role === 'developer' ? 'system' : 'user';
-  }
-  return viewOf({ id: '', role: 'user', content: null, native: item }).role;
 }

@@ -1,5 +1,6 @@
 import { sessionStream, sessionWritersPrefix, type EventLog } from '@baton/log-schema';
-import { readTimeline, type SessionTimeline } from '@baton/runtime';
+import type { Lineage, Successor } from '@baton/protocol';
+import { lineageOf, readTimeline, successorsOf, type SessionTimeline } from '@baton/runtime';
 import { rebuildMarks, type RebuildMark } from './rebuild-marks.ts';
 import { writerRuns, type WriterRunView } from './writer-runs.ts';
 
@@ -27,6 +28,10 @@ export interface SessionView {
   readonly closed: boolean;
   /** Changes whenever a record is appended to the session or one of its writers (what the page polls). */
   readonly revision: number;
+  /** The session it continues (absent: none). */
+  readonly lineage?: Lineage;
+  /** The sessions that continue it (absent: none). */
+  readonly successors?: readonly Successor[];
 }
 
 /** A number that grows with every record of the session stream and of its writer streams, read without decoding. */
@@ -88,5 +93,9 @@ export function sessionViewOf(timeline: SessionTimeline, revision: number): Sess
  */
 export function sessionView(log: EventLog, sessionId: string): SessionView {
   const revision = sessionRevision(log, sessionId);
-  return sessionViewOf(readTimeline(log, sessionId), revision);
+  const view = sessionViewOf(readTimeline(log, sessionId), revision);
+  const from = lineageOf(log, sessionId);
+  const successors = successorsOf(log, sessionId);
+  if (from === undefined && successors.length === 0) return view;
+  return { ...view, ...(from !== undefined ? { lineage: from } : {}), ...(successors.length > 0 ? { successors } : {}) };
 }

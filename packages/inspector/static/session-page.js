@@ -15,6 +15,19 @@ function summary(s) {
   );
 }
 
+// Where the session came from and where it went (a handoff, a new slice, a resume), as links.
+function lineageLine(s) {
+  if (s.lineage === undefined && s.successors === undefined) return null;
+  const link = (id) => el('a', { href: `/s/${encodeURIComponent(id)}`, 'data-nav': true, text: id });
+  const parts = [];
+  if (s.lineage !== undefined) parts.push('continues ', link(s.lineage.from_session), ` (${s.lineage.kind}) `);
+  if (s.successors !== undefined) {
+    parts.push('continued by ');
+    s.successors.forEach((x, i) => parts.push(...(i > 0 ? [', '] : []), link(x.session_id), ` (${x.kind})`));
+  }
+  return el('p', { class: 'lineage' }, ...parts);
+}
+
 function writersTable(s) {
   if (s.writers.length === 0) return el('p', { class: 'muted', text: 'No writer has run yet.' });
   return el(
@@ -66,7 +79,7 @@ export function renderSessionPage(root, sessionId) {
   };
 
   const show = ({ session, checkpoints }) => {
-    info.replaceChildren(summary(session));
+    info.replaceChildren(...[summary(session), lineageLine(session)].filter((n) => n !== null));
     if (chart === null) chart = timelineChart(chartBox, session);
     else chart.update(session);
     writersBox.replaceChildren(el('h2', { text: `Writer runs (${session.writers.length})` }), writersTable(session));

@@ -16,7 +16,8 @@ export type {
 export { COMMITS_STREAM, SESSION_STREAMS_PREFIX, parseStream, sessionOfWriter, sessionStream, sessionWritersPrefix, writerStream, type StreamKind } from './streams.ts';
 export { messageKey } from './message-key.ts';
 export { StreamLog } from './stream-log.ts';
-export { checkAnyRecord, commitLog, sessionLog, writerLog, type AnyStoredRecord } from './logs.ts';
+export { checkAnyRecord, commitLog, handoffLog, sessionLog, writerLog, type AnyStoredRecord } from './logs.ts';
+export { HANDOFF_RECORDS, HANDOFFS_STREAM, tokenKey, type HandoffAppend, type HandoffRecordSchemas, type StoredHandoffRecord } from './handoff-records.ts';
 export { checkAppendInputs, checkRecord } from './record-stream.ts';
 export { LogRecordError } from './log-record-error.ts';
 
@@ -32,6 +33,10 @@ export {
   DecisionStateSchema,
   SNAPSHOT_KEY,
   OWNER_KEY,
+  CONTINUED_KEY,
+  NON_INPUT_RECORD_TYPES,
+  handoffKey,
+  isSessionInput,
   ownerSetBy,
   type SessionRecord,
   type SessionRecordSchemas,

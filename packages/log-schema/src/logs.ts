@@ -1,3 +1,4 @@
+import { HANDOFF_RECORDS, HANDOFFS_STREAM, type HandoffRecordSchemas, type StoredHandoffRecord } from './handoff-records.ts';
 import { COMMIT_RECORDS, type CommitRecordSchemas, type StoredCommitRecord } from './commit-records.ts';
 import type { EventLog, StoredRecord } from './event-log.ts';
 import { checkRecord } from './record-stream.ts';
@@ -21,11 +22,17 @@ export function commitLog(log: EventLog): StreamLog<CommitRecordSchemas> {
   return new StreamLog(log, COMMIT_RECORDS, () => COMMITS_STREAM);
 }
 
+/** The handoff token index of `log`, typed (its one stream has no id: pass `''`). */
+export function handoffLog(log: EventLog): StreamLog<HandoffRecordSchemas> {
+  return new StreamLog(log, HANDOFF_RECORDS, () => HANDOFFS_STREAM);
+}
+
 /** Any record Baton writes, told apart by the stream it is in. */
 export type AnyStoredRecord =
   | ({ readonly family: 'session' } & StoredSessionRecord)
   | ({ readonly family: 'writer' } & StoredWriterRecord)
-  | ({ readonly family: 'commits' } & StoredCommitRecord);
+  | ({ readonly family: 'commits' } & StoredCommitRecord)
+  | ({ readonly family: 'handoffs' } & StoredHandoffRecord);
 
 /** Checks a record read from any stream against the schema of its stream; throws `LogRecordError`. */
 export function checkAnyRecord(record: StoredRecord): AnyStoredRecord {
@@ -37,6 +44,8 @@ export function checkAnyRecord(record: StoredRecord): AnyStoredRecord {
       return { family: 'writer', ...checkRecord(WRITER_RECORDS, record) };
     case 'commits':
       return { family: 'commits', ...checkRecord(COMMIT_RECORDS, record) };
+    case 'handoffs':
+      return { family: 'handoffs', ...checkRecord(HANDOFF_RECORDS, record) };
     case undefined:
       return checkRecord({}, record);
   }

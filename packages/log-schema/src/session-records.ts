@@ -8,7 +8,21 @@ import {
   type SessionEffect,
   type SessionEvent,
 } from '@baton/actors';
-import { EncodingSchema, LineageSchema, MessageSchema, OpenRequestSchema, OwnerDigestSchema, WriterOutcomeSchema, WriterSlotSchema } from '@baton/protocol';
+import {
+  EncodingSchema,
+  HandoffBasisSchema,
+  HandoffWriterSchema,
+  LineageKindSchema,
+  LineageSchema,
+  MessageSchema,
+  ModelInfoSchema,
+  OpenRequestSchema,
+  OwnerDigestSchema,
+  ProviderApiSchema,
+  SessionIdSchema,
+  WriterOutcomeSchema,
+  WriterSlotSchema,
+} from '@baton/protocol';
 import { z } from 'zod';
 import type { AppendOf, RecordOf, StoredOf } from './record-stream.ts';
 import { SessionSetupSchema } from './session-setup.ts';
@@ -148,8 +162,9 @@ export type DecisionState = z.infer<typeof DecisionStateSchema>;
 /** Every record type of a `session/<sid>` stream and its payload. */
 export const SESSION_RECORDS = {
   /**
-   * First record: the setup the session machine starts from, the reply encoding, and the request as received; with
-   * `lineage` when the session continues another (absent in older logs and for a session that continues none).
+   * First record: the setup the session machine starts from, the reply encoding, and the request as received.
+   * `lineage` (absent: none): the session this one continues, how, and the checkpoint version and watermark it started
+   * from. A handoff's token is never recorded: `request.handoff` is left out of the stored request.
    */
   'session.opened': z.object({ setup: SessionSetupSchema, encoding: EncodingSchema, request: OpenRequestSchema, lineage: LineageSchema.optional() }),
   /**
@@ -158,6 +173,36 @@ export const SESSION_RECORDS = {
    * input of the session machine: who may use a session is the gateway's and the daemon's concern, not the fold's.
    */
   'session.bound': z.object({ owner: OwnerDigestSchema }),
+  /**
+   * A handoff was granted on this session: the SHA-256 digest of the token (base64url; the token itself is never
+   * stored), when it expires, what it renders for, and what the context was rendered from. Registers the lookup key
+   * `handoffKey(token_digest)`. Not an input of the session machine.
+   */
+  'session.handoff_granted': z.object({
+    token_digest: z.string(),
+    expires_at: z.number().int().nonnegative(),
+    to: ProviderApiSchema,
+    model: ModelInfoSchema,
+    checkpoint_version: z.number().int().nonnegative().nullable(),
+    watermark: z.string().nullable(),
+    basis: HandoffBasisSchema,
+    writer: HandoffWriterSchema,
+    /** The rendered context the token carries (what the grant's reply returned), in `to`. */
+    context: z.array(MessageSchema),
+    /** The lineage kind the claimed session records (absent: `handoff`). */
+    kind: z.enum(['handoff', 'resume']).optional(),
+  }),
+  /**
+   * Another session continues this one (a handoff's claim, a new slice, a resume): `session_id`, how, the token's digest
+   * for a handoff, and every successor recorded so far with this one (`successors`, oldest first), so the newest of
+   * these records, found by the lookup key `continued`, lists them all. Not an input of the session machine.
+   */
+  'session.continued': z.object({
+    session_id: SessionIdSchema,
+    kind: LineageKindSchema,
+    token_digest: z.string().optional(),
+    successors: z.array(z.object({ session_id: SessionIdSchema, kind: LineageKindSchema })),
+  }),
   /** Messages as the agent sent them (the machine folds their index entries, computed from these bodies). */
   'messages.appended': z.object({ messages: z.array(MessageSchema) }),
   'session.resumed': inputPayload('session.resumed'),
@@ -204,10 +249,27 @@ export type SessionAppend = AppendOf<SessionRecordSchemas>;
 export type StoredSessionRecord = StoredOf<SessionRecordSchemas>;
 
 /**
- * Record types that are inputs of the session machine (everything but `session.opened`, `session.bound`, `decision`,
- * `snapshot`).
+ * Record types that are inputs of the session machine (everything but `session.opened`, `session.bound`, the handoff
+ * records, `decision`, `snapshot`).
  */
-export type SessionInputRecord = Exclude<SessionRecord, { type: 'session.opened' | 'session.bound' | 'decision' | 'snapshot' }>;
+export type SessionInputRecord = Exclude<SessionRecord, { type: NonInputRecordType }>;
+
+/** Session record types that are not inputs of the session machine. */
+export const NON_INPUT_RECORD_TYPES = ['session.opened', 'session.bound', 'session.handoff_granted', 'session.continued', 'decision', 'snapshot'] as const;
+export type NonInputRecordType = (typeof NON_INPUT_RECORD_TYPES)[number];
+
+/** Whether a session record type is an input of the session machine. */
+export function isSessionInput(type: string): boolean {
+  return !(NON_INPUT_RECORD_TYPES as readonly string[]).includes(type);
+}
+
+/** The lookup key a `session.handoff_granted` record registers in its session's stream. */
+export function handoffKey(tokenDigest: string): string {
+  return `handoff:${tokenDigest}`;
+}
+
+/** The lookup key of the newest `session.continued` record of a session (it lists every successor). */
+export const CONTINUED_KEY = 'continued';
 
 /** The lookup key of the record that last set a session's owner (`session.opened` with an owner, `session.bound`). */
 export const OWNER_KEY = 'owner';

@@ -1,5 +1,5 @@
 import { SessionInputSchema } from '@baton/actors';
-import { OpenObjectSchema, ProviderApiSchema, WriterHeadersSchema, WriterToolsSchema } from '@baton/protocol';
+import { MessageSchema, OpenObjectSchema, ProviderApiSchema, WriterHeadersSchema, WriterToolsSchema } from '@baton/protocol';
 import { z } from 'zod';
 
 /**
@@ -19,5 +19,10 @@ export const SessionSetupSchema = z.object({
   params: OpenObjectSchema.optional(),
   /** Extra request headers for its writers (absent: none). */
   headers: WriterHeadersSchema.optional(),
+  /**
+   * The context the session inherited from the one it continues (a handoff): messages in the session's API that its
+   * agent's requests carry right after the system prompt, byte for byte the same on every request (absent: none).
+   */
+  inherited: z.array(MessageSchema).optional(),
 });
 export type SessionSetup = z.infer<typeof SessionSetupSchema>;

@@ -16,13 +16,21 @@ export function writerStream(writerId: string): string {
 /** The journal of every memory-file commit (intent and completion), shared by all sessions. */
 export const COMMITS_STREAM = 'memory/commits';
 
+/** The daemon's index of handoff tokens by digest (`handoff-records.ts`). */
+export const HANDOFF_INDEX_STREAM = 'handoff/tokens';
+
 /** What a stream name says about its records, or null for a stream Baton does not write. */
-export type StreamKind = { readonly kind: 'session'; readonly sessionId: string } | { readonly kind: 'writer'; readonly writerId: string } | { readonly kind: 'commits' };
+export type StreamKind =
+  | { readonly kind: 'session'; readonly sessionId: string }
+  | { readonly kind: 'writer'; readonly writerId: string }
+  | { readonly kind: 'commits' }
+  | { readonly kind: 'handoffs' };
 
 export function parseStream(stream: string): StreamKind | null {
   if (stream.startsWith(SESSION_PREFIX)) return { kind: 'session', sessionId: stream.slice(SESSION_PREFIX.length) };
   if (stream.startsWith(WRITER_PREFIX)) return { kind: 'writer', writerId: stream.slice(WRITER_PREFIX.length) };
   if (stream === COMMITS_STREAM) return { kind: 'commits' };
+  if (stream === HANDOFF_INDEX_STREAM) return { kind: 'handoffs' };
   return null;
 }
 

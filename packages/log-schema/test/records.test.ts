@@ -7,6 +7,7 @@ import {
   BLOB_RECORDS,
   BLOBS_STREAM,
   COMMIT_RECORDS,
+  HANDOFF_RECORDS,
   LogRecordError,
   RECORD_PACKR_OPTIONS,
   SESSION_RECORDS,
@@ -73,6 +74,7 @@ function allTypes(): string[] {
     ['writer', WRITER_RECORDS],
     ['commits', COMMIT_RECORDS],
     ['blobs', BLOB_RECORDS],
+    ['handoffs', HANDOFF_RECORDS],
   ];
   return families.flatMap(([family, schemas]) => Object.keys(schemas).map((t) => `${family}:${t}`)).sort();
 }
@@ -91,6 +93,7 @@ function shapes(): Record<string, unknown> {
     ['writer', WRITER_RECORDS],
     ['commits', COMMIT_RECORDS],
     ['blobs', BLOB_RECORDS],
+    ['handoffs', HANDOFF_RECORDS],
   ];
   for (const [family, schemas] of families) {
     for (const [type, schema] of Object.entries(schemas)) {

@@ -26,6 +26,9 @@ export const LineageSchema = z.strictObject({
   watermark: z.string().nullable(),
 });
 export type Lineage = z.infer<typeof LineageSchema>;
+/** A handoff token: `bh_` and 32 random bytes in base64url (43 characters). Only its SHA-256 digest is ever stored. */
+export const HANDOFF_TOKEN_PATTERN = /^bh_[A-Za-z0-9_-]{43}$/;
+export const HandoffTokenSchema = z.string().regex(HANDOFF_TOKEN_PATTERN, 'handoff token must be bh_ and 43 base64url characters');
 
 /** A non-empty string (ids, names). */
 export const NonEmptyStringSchema = z.string().min(1);

@@ -16,6 +16,25 @@ export {
   type SessionSubjects,
 } from './subjects.ts';
 export { SessionIdSchema, LineageSchema, LineageKindSchema, type Lineage, type LineageKind, OwnerDigestSchema, NonEmptyStringSchema, CountSchema, PositiveIntSchema, EpochMsSchema, OpenObjectSchema, verbatim } from './fields.ts';
+export { HANDOFF_TOKEN_PATTERN, HandoffTokenSchema } from './fields.ts';
+export {
+  HandoffRequestSchema,
+  HandoffReplySchema,
+  HandoffBasisSchema,
+  HandoffWriterSchema,
+  HandoffRefusalSchema,
+  InheritedSchema,
+  SuccessorSchema,
+  DEFAULT_HANDOFF_WAIT_MS,
+  DEFAULT_HANDOFF_TTL_MS,
+  type HandoffRequest,
+  type HandoffReply,
+  type HandoffBasis,
+  type HandoffWriter,
+  type HandoffRefusal,
+  type Inherited,
+  type Successor,
+} from './handoff.ts';
 export {
   WriterOutcomeSchema,
   FailureKindSchema,

@@ -8,6 +8,7 @@ import {
   WriterSlotSchema,
 } from './enums.ts';
 import { MessageSchema } from './messages.ts';
+import { InheritedSchema, SuccessorSchema } from './handoff.ts';
 
 /*
  * Success replies of protocol v1. Every one carries `ok: true`; failures are `ErrorReply`. Reply objects are parsed
@@ -55,6 +56,10 @@ export const OpenReplySchema = z.object({
   /** The threshold ladder in tokens, ascending. */
   thresholds: z.array(CountSchema),
   usable_window: CountSchema,
+  /** Opened with a handoff token: the session continued and the context the agent's requests carry after its system prompt. */
+  inherited: InheritedSchema.optional(),
+  /** Where the session came from (present when its opening recorded a lineage). */
+  lineage: LineageSchema.optional(),
 });
 export type OpenReply = z.infer<typeof OpenReplySchema>;
 
@@ -268,6 +273,8 @@ export const RuntimeSessionSchema = z.object({
   recording: z.enum(['stalled']).optional(),
   /** Where the session came from, as its opening recorded it (absent: it continues no other session). */
   lineage: LineageSchema.optional(),
+  /** The sessions that continue this one (a handoff's claim, a slice, a resume), oldest first (absent: none). */
+  successors: z.array(SuccessorSchema).optional(),
   error: z.string().optional(),
 });
 export type RuntimeSession = z.infer<typeof RuntimeSessionSchema>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  HandoffTokenSchema,
   OwnerDigestSchema,
   CountSchema,
   LineageKindSchema,
@@ -132,6 +133,11 @@ export const OpenRequestSchema = z.strictObject({
    * session is unknown or of another project (`not_found`) or bound to another owner than this request's (`forbidden`).
    */
   lineage: OpenLineageSchema.optional(),
+  /**
+   * A handoff token (additive): opens the new session the token grants, continuing the session it was granted on,
+   * bound to `owner`. The same token with the same owner again resumes that session; `session_id` must be absent.
+   */
+  handoff: HandoffTokenSchema.optional(),
 });
 export type OpenRequest = z.infer<typeof OpenRequestSchema>;
 

@@ -11,7 +11,7 @@ export const DEFAULT_PREFIX = 'baton';
 export const OPEN_QUEUE_GROUP = 'baton';
 
 /** Session request verbs, i.e. the last token of `<prefix>.v1.session.<sid>.<verb>` for requests. */
-export const SESSION_VERBS = ['append', 'part', 'tasks', 'checkpoint', 'rebuild', 'status', 'close'] as const;
+export const SESSION_VERBS = ['append', 'part', 'tasks', 'checkpoint', 'rebuild', 'status', 'close', 'handoff'] as const;
 export type SessionVerb = (typeof SESSION_VERBS)[number];
 
 /**
@@ -36,6 +36,8 @@ export interface SessionSubjects {
   rebuild(sessionId: string): string;
   status(sessionId: string): string;
   close(sessionId: string): string;
+  /** Grants a one-time token that continues the session in a new one (additive to v1). */
+  handoff(sessionId: string): string;
   /** Where Baton publishes the session's events. */
   events(sessionId: string): string;
 }
@@ -100,6 +102,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
       rebuild: scoped('rebuild'),
       status: scoped('status'),
       close: scoped('close'),
+      handoff: scoped('handoff'),
       events: scoped('events'),
       all: `${head}.>`,
     };
@@ -117,6 +120,7 @@ export function subjects(prefix: string = DEFAULT_PREFIX): Subjects {
     rebuild: session('rebuild'),
     status: session('status'),
     close: session('close'),
+    handoff: session('handoff'),
     events: session('events'),
     sessionWildcard: `${base}.session.*.*`,
     project,

@@ -26,3 +26,4 @@ export { PrefixInUseError } from './daemon/prefix-in-use.ts';
 export type { Durability } from './daemon/cluster-routing.ts';
 export { readClusterStatus, assetStatusOf, type ClusterStatus, type DaemonStatus, type SessionOwner, type AssetStatus, type ReplicaStatus } from './cluster/cluster-status.ts';
 export { sessionOwner, bindSessionOwner } from './daemon/session-owner.ts';
+export { lineageOf, successorsOf } from './daemon/session-handoffs.ts';

@@ -116,6 +116,7 @@ export async function runDaemon(options: DaemonCommandOptions, env: NodeJS.Proce
       logger: daemonLoggerOf(logger),
       residency: { idleMs: options.idleUnload, ...(options.maxResidentSessions !== undefined ? { maxResident: options.maxResidentSessions } : {}) },
       ...(options.maxQueuedRequests !== undefined ? { requestQueue: { ...config.requestQueue, total: options.maxQueuedRequests } } : {}),
+      ...(options.handoffTtl !== undefined ? { handoffTtlMs: options.handoffTtl } : {}),
       ...(metrics !== null ? { observer: metrics } : {}),
       ...(cluster !== null ? { cluster: { ...cluster, connection: transport.connection } } : {}),
     });

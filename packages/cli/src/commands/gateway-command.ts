@@ -56,6 +56,7 @@ export async function runGateway(options: GatewayCommandOptions, io: CliIo, env:
       ...(options.passthrough !== undefined ? { passthrough: options.passthrough } : {}),
       ...(options.upstreamTimeout !== undefined ? { upstreamTimeoutMs: options.upstreamTimeout } : {}),
       rebuiltContext: options.rebuiltContext,
+      ...(options.resumeEmpty === true ? { resumeEmpty: true } : {}),
       logger: daemonLoggerOf(logger),
       ...(metrics !== null ? { metrics } : {}),
     });

@@ -3,13 +3,16 @@ import { join } from 'node:path';
 import {
   LmdbEventLog,
   ReplayError,
+  lineageOf,
   readTimeline,
+  successorsOf,
   verifySession,
   type Divergence,
   type VerifyResult,
 } from '@baton/runtime';
 import type { CliIo } from '../cli-io.ts';
 import { rewrittenRequests } from '../format/rewritten-requests.ts';
+import { lineageLines } from '../format/lineage-lines.ts';
 import { timelineHeader, timelineJson, timelineLine } from '../format/timeline-format.ts';
 import { EXIT } from '../exit-codes.ts';
 
@@ -77,6 +80,7 @@ export async function runReplay(sessionId: string, options: ReplayOptions, io: C
       for (const entry of timeline.entries) io.out(timelineJson(entry, rewritten));
     } else {
       for (const line of timelineHeader(timeline)) io.out(line);
+      for (const line of lineageLines(lineageOf(log, sessionId), successorsOf(log, sessionId))) io.out(line);
       for (const entry of timeline.entries) io.out(timelineLine(entry, timeline, rewritten));
     }
     return REPLAY_EXIT.ok;

@@ -1,4 +1,4 @@
-import { COMMON, CLUSTER, DAEMON, GATEWAY, LISTING, NATS, REPLAY } from './flag-catalogue.ts';
+import { COMMON, CLUSTER, DAEMON, GATEWAY, HANDOFF, LISTING, NATS, REPLAY } from './flag-catalogue.ts';
 import type { AnyFlag, FlagValues } from './flag.ts';
 
 /**
@@ -20,6 +20,7 @@ const DAEMON_SETTINGS = [
   DAEMON.maxQueuedRequests,
   DAEMON.drainTimeout,
   DAEMON.requireScopedSubjects,
+  DAEMON.handoffTtl,
   COMMON.logLevel,
   COMMON.metrics,
 ] as const;
@@ -32,6 +33,7 @@ const GATEWAY_SETTINGS = [
   GATEWAY.passthrough,
   GATEWAY.upstreamTimeout,
   GATEWAY.rebuiltContext,
+  GATEWAY.resumeEmpty,
 ] as const;
 
 export const DAEMON_FLAGS = [...NATS_CONNECTION, CLUSTER.cluster, CLUSTER.durability, CLUSTER.replicas, CLUSTER.lease, CLUSTER.forgetDead, ...DAEMON_SETTINGS] as const;
@@ -68,6 +70,18 @@ export const SESSIONS_FLAGS = [
   COMMON.timeout.help('how long to wait for each reply (a bare number: milliseconds)'),
 ] as const;
 
+export const HANDOFF_FLAGS = [
+  ...NATS_CONNECTION,
+  HANDOFF.to,
+  HANDOFF.model,
+  HANDOFF.window,
+  HANDOFF.gateway,
+  HANDOFF.wait,
+  HANDOFF.ttl,
+  COMMON.json.help('the handoff reply as JSON (with the base URL; the token is in it)'),
+  COMMON.timeout.help('how long to wait for the daemon beyond --wait (a bare number: milliseconds)').default(60_000, '60s'),
+] as const;
+
 export const DEMO_FLAGS = [COMMON.dataDir, DAEMON.poolSize.help('worker threads')] as const;
 export const DATA_DIR_FLAGS = [COMMON.dataDir] as const;
 export const REPLAY_FLAGS = [COMMON.dataDir, COMMON.json.help('one JSON object per record (NDJSON); with --verify, the result as one JSON object'), REPLAY.verify] as const;
@@ -84,6 +98,7 @@ export type UpFlags = FlagValues<typeof UP_FLAGS>;
 export type ClusterStatusFlags = FlagValues<typeof CLUSTER_STATUS_FLAGS>;
 export type StatusFlags = FlagValues<typeof STATUS_FLAGS>;
 export type SessionsFlags = FlagValues<typeof SESSIONS_FLAGS>;
+export type HandoffFlags = FlagValues<typeof HANDOFF_FLAGS>;
 /** The NATS connection flags as every command that connects has them (`nats` given or defaulted). */
 export type NatsFlags = FlagValues<typeof NATS_CONNECTION>;
 

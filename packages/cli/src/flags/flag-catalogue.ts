@@ -92,6 +92,11 @@ export const DAEMON = {
     help: 'requests the daemon may have queued over all sessions; past it a request is answered unavailable at once (default 4096; config max_queued_requests)',
     parse: positiveInt,
   }),
+  handoffTtl: flag('handoffTtl', {
+    flags: '--handoff-ttl <duration>',
+    help: 'how long a handoff token lives unless `baton handoff --ttl` says (default 24h)',
+    parse: duration('ms'),
+  }),
   requireScopedSubjects: flag<'requireScopedSubjects', boolean>('requireScopedSubjects', {
     flags: '--require-scoped-subjects',
     help: 'serve the project-scoped subjects only (baton.v1.p.<project>.…); the unscoped open and session subjects go unanswered',
@@ -148,6 +153,10 @@ export const GATEWAY = {
     help: "what rebuilt contexts may refer to: local (the daemon's memory files by path), remote (nothing outside the request), auto (local for agents on loopback, remote for others)",
     choices: ['auto', 'local', 'remote'],
   }).default('auto'),
+  resumeEmpty: flag<'resumeEmpty', boolean>('resumeEmpty', {
+    flags: '--resume-empty',
+    help: "an agent that starts over on a session name with an empty history (a fresh process after a crash) gets the session's rebuilt context inserted, not a blank slice",
+  }),
   inspect: flag<'inspect', MetricsAddress>('inspect', {
     flags: '--inspect <host:port>',
     help: 'also serve the read-only web inspector on http://<host:port>/ (port 0: any free port, printed)',
@@ -165,6 +174,24 @@ export const LISTING = {
   limit: flag('limit', { flags: '--limit <n>', help: 'one page of at most n sessions (default: every session)', parse: positiveInt }),
   after: flag('after', { flags: '--after <session>', help: "list the sessions after this id (the previous page's next)", parse: sessionId }),
   project: flag('project', { flags: '--project <id>', help: "that project's sessions only, asked on its own subject (what a project's NATS user may ask)", parse: projectToken }),
+} as const;
+
+/** `baton handoff`: what the new agent runs on, and where its gateway is. */
+export const HANDOFF = {
+  to: flag<'to', 'openai-chat' | 'openai-responses' | 'anthropic-messages'>('to', {
+    flags: '--to <api>',
+    help: "the new agent's API (default: the session's): openai-chat (pi), openai-responses (Codex), anthropic-messages (Claude Code)",
+    choices: ['openai-chat', 'openai-responses', 'anthropic-messages'],
+  }),
+  model: flag('model', { flags: '--model <id>', help: "the new agent's model (default: the session's)" }),
+  window: flag('window', { flags: '--window <tokens>', help: "the new model's context window, which the handed context is fitted to (default: the session's)", parse: positiveInt }),
+  gateway: flag('gateway', { flags: '--gateway <url>', help: 'the gateway the new agent talks to (its origin)' }).default('http://127.0.0.1:8787'),
+  wait: flag('wait', {
+    flags: '--wait <duration>',
+    help: "how long to wait for the session's running writer before using its last checkpoint (default 30s)",
+    parse: duration('ms'),
+  }),
+  ttl: flag('ttl', { flags: '--ttl <duration>', help: "how long the token lives (default: the daemon's, 24h)", parse: duration('ms') }),
 } as const;
 
 /** `baton replay --verify`. */

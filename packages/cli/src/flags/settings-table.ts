@@ -60,6 +60,7 @@ export const SETTINGS = {
   maxQueuedRequests: { flag: true, config: true },
   maxQueuedPerSession: { config: true },
   requireScopedSubjects: { flag: true },
+  handoffTtl: { flag: true },
   // Cluster mode.
   cluster: { flag: true },
   durability: { flag: true },
@@ -75,6 +76,14 @@ export const SETTINGS = {
   rebuiltContext: { flag: true },
   inspect: { flag: true },
   writerKey: { flag: true },
+  resumeEmpty: { flag: true },
+  // Handing a session to another agent.
+  to: { flag: true },
+  model: { flag: true },
+  window: { flag: true },
+  gateway: { flag: true },
+  wait: { flag: true },
+  ttl: { flag: true },
   // Listing sessions, replay, rebind.
   limit: { flag: true },
   after: { flag: true },

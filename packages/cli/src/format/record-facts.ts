@@ -42,6 +42,12 @@ function sessionFacts(record: StoredSessionRecord, sessionId: string): string {
       return decisionFacts(record.payload, sessionId);
     case 'session.bound':
       return 'bound to another credential';
+    case 'session.handoff_granted': {
+      const p = record.payload;
+      return `to ${p.to} (${p.model.id}), ${p.basis}, writer ${p.writer}, checkpoint v${p.checkpoint_version ?? '–'}, expires ${new Date(p.expires_at).toISOString()}`;
+    }
+    case 'session.continued':
+      return `continued by ${record.payload.session_id} (${record.payload.kind})`;
     case 'snapshot':
       return `state after #${record.payload.for}: ${record.payload.state.context.index.length} messages in context`;
     case 'writer.settled': {

@@ -111,6 +111,7 @@ const COLUMNS: readonly Column[] = [
   { title: 'LAST WRITER', cell: (s) => outcomeCell(s.last_outcome, s.session_id) },
 ];
 
+
 /** Rows of cells in aligned columns, two spaces apart, trailing blanks trimmed. */
 function align(rows: readonly (readonly string[])[], right: readonly boolean[]): string[] {
   const widths = right.map((_r, i) => Math.max(...rows.map((row) => [...(row[i] ?? '')].length)));
@@ -149,6 +150,7 @@ export function sessionsTable(reply: Pick<RuntimeSessionsReply, 'sessions' | 'ne
     if (s.recording === 'stalled') lines.push(`! ${s.session_id}: recording stalled: the gateway could not record its latest calls; its next call sends them again`);
   }
   for (const s of sessions) if (s.lineage !== undefined) lines.push(lineageLine(s.session_id, s.lineage));
+  for (const s of sessions) if (s.successors !== undefined) lines.push(`↳ ${s.session_id} continued by ${s.successors.map((x) => `${x.session_id} (${x.kind})`).join(', ')}`);
   const count = plural(sessions.length, 'session');
   lines.push(next === undefined ? count : `${count} listed; more follow: baton sessions --after ${next}`);
   return lines;

@@ -38,6 +38,9 @@ export const PROMPT_NAMES = [
   'compaction-system',
   'compaction-header',
   'writer-system',
+  'handoff-header',
+  'handoff-labels',
+  'handoff-seam',
 ] as const;
 
 /** Name of a registered prompt. */

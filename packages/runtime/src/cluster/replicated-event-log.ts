@@ -37,6 +37,8 @@ export function sessionOfAppend(stream: string, records: readonly AppendInput[])
       const [only] = owners;
       return owners.size === 1 && only !== undefined ? only : null;
     }
+    case 'handoffs':
+      return null;
   }
 }
 

@@ -204,6 +204,8 @@ export class ClusterRouter implements Router {
     // A daemon just back from a pause (or cut off from JetStream) does not take opens until it knows what it still
     // holds: the client's next try reaches another daemon at once.
     if (!(await routing.takesOpens())) throw new ProtocolError('unavailable', "this daemon's lease lapsed (it was paused or cut off): it takes no open until it re-checked its sessions; retry", { reason: 'lease_uncertain' });
+    // A token's grant is indexed in the log of the daemon that granted it, which a cluster does not share.
+    if (req.handoff !== undefined) throw new ProtocolError('bad_request', 'handoff tokens are not served in cluster mode');
     const sessionId = req.session_id ?? this.#o.newId();
     const forwarded = scope === undefined ? msg : { ...msg, headers: { ...msg.headers, [SCOPE_HEADER]: scope } };
     const taken = await routing.takeOrForward(sessionId, forwarded);

@@ -76,4 +76,8 @@ export interface DaemonOptions {
   readonly cluster?: ClusterOptions;
   /** Told of every request answered and every session event published (the daemon's metrics). */
   readonly observer?: DaemonObserver;
+  /** How long a handoff token lives unless its request says (default 24 h; `baton daemon --handoff-ttl`). */
+  readonly handoffTtlMs?: number;
+  /** The 32 random bytes of each handoff token (default: crypto's). */
+  readonly randomBytes?: () => Buffer;
 }

@@ -10,6 +10,8 @@ import {
   CheckpointReplySchema,
   CheckpointRequestSchema,
   CloseReplySchema,
+  HandoffReplySchema,
+  HandoffRequestSchema,
   CloseRequestSchema,
   isScopableProject,
   projectOfSubject,
@@ -216,6 +218,8 @@ export class BatonDaemon {
       ...(options.requestQueue !== undefined ? { queue: options.requestQueue } : {}),
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.checkpointDisabled !== undefined ? { checkpointDisabled: options.checkpointDisabled } : {}),
+      ...(options.handoffTtlMs !== undefined ? { handoffTtlMs: options.handoffTtlMs } : {}),
+      ...(options.randomBytes !== undefined ? { randomBytes: options.randomBytes } : {}),
       publish: (sessionId, encoding, event) => this.#publish(sessionId, encoding, event),
       logError: (msg, data) => this.#logger('error', msg, data),
       overWindow: (sessionId, count) => {
@@ -320,6 +324,7 @@ export class BatonDaemon {
     );
     verb('status', StatusRequestSchema, StatusReplySchema, (_b, id) => this.#sessions.status(id));
     verb('close', CloseRequestSchema, CloseReplySchema, (_b, id) => this.#sessions.close(id));
+    verb('handoff', HandoffRequestSchema, HandoffReplySchema, (b, id) => this.#sessions.handoff(id, b));
     // `open` and the verbs: on wildcard subjects through the queue group, or only the sessions this daemon holds.
     this.#router.subscribe(r);
     r.serve(s.runtimeStatus, RuntimeStatusRequestSchema, RuntimeStatusReplySchema, () => Promise.resolve(this.runtimeStatus()));

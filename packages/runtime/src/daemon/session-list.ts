@@ -7,8 +7,10 @@ import {
   type RuntimeSession,
   type RuntimeSessionsReply,
   type RuntimeSessionsRequest,
+  type Successor,
   type SessionOutcome,
 } from '@baton/protocol';
+import { successorsOf } from './session-handoffs.ts';
 import type { SessionSummary } from '../host/worker-messages.ts';
 import { stateOf } from './state-of.ts';
 
@@ -85,14 +87,16 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
   const quarantine = live.quarantined.get(sessionId);
   const errors: string[] = quarantine !== undefined ? [quarantine.message] : [];
   let setup: Pick<RuntimeSession, 'project_id' | 'model' | 'opened_at' | 'lineage'> = { project_id: null, model: null, opened_at: null };
+  let successors: Successor[] | null = null;
   try {
     const [first] = [...log.read(stream, { from: 1, to: 1 })];
     const opened = first === undefined ? undefined : checkRecord(SESSION_RECORDS, first);
     if (opened?.type === 'session.opened') {
       const { lineage } = opened.payload;
       setup = { project_id: opened.payload.setup.projectId, model: opened.payload.setup.model, opened_at: opened.at, ...(lineage !== undefined ? { lineage } : {}) };
-    }
-    else errors.push(`${stream} does not start with session.opened`);
+    } else errors.push(`${stream} does not start with session.opened`);
+    const found = successorsOf(log, sessionId);
+    if (found.length > 0) successors = found;
   } catch (err) {
     errors.push(readError(err));
   }
@@ -122,6 +126,7 @@ function describeSession(log: EventLog, sessionId: string, live: LiveSessions): 
     ...rest,
     ...(lastOutcome !== undefined ? { last_outcome: lastOutcome } : {}),
     ...(live.recordingStalled?.has(sessionId) === true ? { recording: 'stalled' as const } : {}),
+    ...(successors !== null ? { successors } : {}),
     ...(errors.length > 0 ? { error: errors.join('; ') } : {}),
   };
 }

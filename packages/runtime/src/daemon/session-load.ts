@@ -1,5 +1,6 @@
 import {
   LogRecordError,
+  isSessionInput,
   SNAPSHOT_KEY,
   sessionStream,
   type EventLog,
@@ -20,7 +21,7 @@ export interface SessionLoad {
   readonly records: StoredSessionRecord[];
 }
 
-const isInput = (type: string): boolean => type !== 'session.opened' && type !== 'session.bound' && type !== 'decision' && type !== 'snapshot';
+const isInput = isSessionInput;
 
 /**
  * Reads what loading a session needs, bounded by what follows its newest snapshot rather than by its history: the

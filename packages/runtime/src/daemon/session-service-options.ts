@@ -36,4 +36,8 @@ export interface SessionServiceOptions {
    * late inputs get `unavailable`, reason `moved`). Without a cluster, every session is this daemon's.
    */
   readonly holds: (sessionId: string) => boolean;
+  /** How long a handoff token lives unless its request says (default 24 h). */
+  readonly handoffTtlMs?: number;
+  /** The 32 random bytes of each handoff token (default: crypto's; tests may fix them). */
+  readonly randomBytes?: () => Buffer;
 }

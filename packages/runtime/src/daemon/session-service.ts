@@ -19,6 +19,7 @@ import {
   type TaskItem,
   type TasksReply,
 } from '@baton/protocol';
+import type { HandoffReply, HandoffRequest, Inherited, Lineage } from '@baton/protocol';
 import type { SessionSummary, WriterSettledNote } from '../host/worker-messages.ts';
 import type { HostExit } from '../host/host-pool.ts';
 import { CommitVersions } from './commit-versions.ts';
@@ -43,6 +44,8 @@ import type { SessionServiceOptions, WaitOutcome } from './session-service-optio
 import { answered, memoryPathsOf } from './reply-parts.ts';
 import { stateOf } from './state-of.ts';
 import { WriterKeys } from './writer-keys.ts';
+import { SessionHandoffs, lineageOf } from './session-handoffs.ts';
+import { openWithHandoff } from './handoff-open.ts';
 import { runningWritersOf, writerCountsOf } from './writer-counts.ts';
 import { cachePerfEvent, settlementOf, writerSettledInput } from './writer-settlement.ts';
 
@@ -75,6 +78,7 @@ export class SessionService {
   readonly #writerKeys: WriterKeys;
   /** What a session that continues another starts from: the memory files and the sessions they belong to. */
   readonly #lineage: { readonly files: LineageFiles; readonly source: LineageSource };
+  readonly #handoffs: SessionHandoffs;
 
   constructor(options: SessionServiceOptions) {
     this.#o = options;
@@ -123,6 +127,12 @@ export class SessionService {
       commits: this.#commits,
       writerKeys: this.#writerKeys,
       logError: (msg, data) => options.logError?.(msg, data),
+    });
+    this.#handoffs = new SessionHandoffs(options, this.#log, this.#versions, {
+      inSession: (sessionId, work) => this.#queue.request(sessionId, async () => await work(await this.#sessions.load(sessionId))),
+      inMailbox: (sessionId, work) => this.#queue.run(sessionId, work),
+      waitForWriter: (sessionId, timeoutMs) => this.waitForWriterSettlement(sessionId, timeoutMs),
+      projectOf: (sessionId) => this.projectOf(sessionId),
     });
   }
 
@@ -194,6 +204,12 @@ export class SessionService {
    * id). `scope`: the request came on that project's subjects, so a session of another project is unknown to it.
    */
   async open(req: OpenRequest, encoding: Encoding, assignedId?: string, scope?: string): Promise<Body<OpenReply>> {
+    if (req.handoff !== undefined) {
+      return await openWithHandoff(this.#handoffs, { ...req, handoff: req.handoff }, encoding, scope, {
+        resume: (r, enc, sc) => this.open(r, enc, undefined, sc),
+        create: (sessionId, r, enc, extra) => this.#queue.request(sessionId, async () => (this.#log.lastSeq(sessionId) > 0 ? null : await this.#create(sessionId, r, enc, extra))),
+      });
+    }
     const requested = req.session_id;
     const sessionId = requested ?? assignedId ?? this.#o.newId();
     if (scope !== undefined && req.project_id !== scope) throw new ProtocolError('bad_request', `open on the subjects of project ${scope} names project ${req.project_id}`);
@@ -209,30 +225,35 @@ export class SessionService {
         await this.#commits.consume(session, { type: 'session.resumed', payload: {} });
         return { session_id: sessionId, resumed: true, memory: this.#paths(session.projectId, sessionId), thresholds: [...session.thresholds], usable_window: session.summary.usableWindow };
       }
-      const asked = sessionSetupFor(req, sessionId, {
-        ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
-        ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
-      });
-      // A session that continues another starts from that one's checkpoint, committed before the session opens (a
-      // crash in between leaves a commit a retried open makes again, and no session).
-      const lineage =
-        req.lineage === undefined
-          ? undefined
-          : await openLineage(this.#lineage.files, this.#lineage.source, { lineage: req.lineage, sessionId, projectId: req.project_id, owner: req.owner ?? null, at: this.#o.clock.now() });
-      const setup = lineage === undefined || lineage.checkpoint_version === null ? asked : { ...asked, input: { ...asked.input, inheritedCheckpoint: true } };
-      await this.#log.append(sessionId, [
-        {
-          type: 'session.opened',
-          at: this.#o.clock.now(),
-          payload: { setup, encoding, request: req, ...(lineage !== undefined ? { lineage } : {}) },
-          msgId: 'session.opened',
-          ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}),
-        },
-      ]);
-      await this.#sessions.load(sessionId);
-      return { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
+      return await this.#create(sessionId, req, encoding);
     });
   }
+
+  /**
+   * Opens a new session (in its mailbox) with a lineage if any: a handoff's (with its inherited context), or a slice's,
+   * whose checkpoint is committed before the session opens (a crash in between: a retried open commits it again).
+   */
+  async #create(sessionId: string, req: OpenRequest, encoding: Encoding, handoff?: { lineage: Lineage; inherited: Inherited }): Promise<Body<OpenReply>> {
+    const asked = sessionSetupFor(req, sessionId, {
+      ...(this.#o.checkpointDisabled !== undefined ? { checkpointDisabled: this.#o.checkpointDisabled } : {}),
+      ...(this.#o.tail !== undefined ? { tail: this.#o.tail } : {}),
+    });
+    const lineage =
+      handoff?.lineage ??
+      (req.lineage === undefined
+        ? undefined
+        : await openLineage(this.#lineage.files, this.#lineage.source, { lineage: req.lineage, sessionId, projectId: req.project_id, owner: req.owner ?? null, at: this.#o.clock.now() }));
+    const inherits = handoff === undefined && lineage !== undefined && lineage.checkpoint_version !== null;
+    const setup = { ...(inherits ? { ...asked, input: { ...asked.input, inheritedCheckpoint: true } } : asked), ...(handoff !== undefined ? { inherited: handoff.inherited.context } : {}) };
+    const payload = { setup, encoding, request: req, ...(lineage !== undefined ? { lineage } : {}) };
+    await this.#log.append(sessionId, [{ type: 'session.opened', at: this.#o.clock.now(), payload, msgId: 'session.opened', ...(req.owner !== undefined ? { keys: [OWNER_KEY] } : {}) }]);
+    await this.#sessions.load(sessionId);
+    const opened = { session_id: sessionId, resumed: false, memory: this.#paths(req.project_id, sessionId), thresholds: setup.input.thresholds, usable_window: setup.input.usableWindow };
+    return handoff === undefined ? opened : { ...opened, inherited: handoff.inherited, lineage: handoff.lineage };
+  }
+
+  /** Grants a one-time handoff token on the session (`SessionHandoffs.grant`). */
+  handoff = (sessionId: string, req: HandoffRequest): Promise<Body<HandoffReply>> => this.#handoffs.grant(sessionId, req);
 
   /**
    * An open that names an owner: the session's own owner goes on; a session without one, or one that recorded nothing
@@ -241,7 +262,8 @@ export class SessionService {
    */
   async #claim(session: LoadedSession, owner: string): Promise<void> {
     if (sessionOwner(this.#log.log, session.sessionId) === owner) return;
-    if (bindingOwner(this.#log.log, session.sessionId) !== null) throw new ProtocolError('forbidden', `session ${session.sessionId} belongs to another credential`);
+    // A handoff's session holds its inherited context from its opening: it is its claimant's from the start.
+    if (bindingOwner(this.#log.log, session.sessionId) !== null || lineageOf(this.#log.log, session.sessionId)?.kind === 'handoff') throw new ProtocolError('forbidden', `session ${session.sessionId} belongs to another credential`);
     await this.#log.append(session.sessionId, [{ type: 'session.bound', at: this.#o.clock.now(), payload: { owner }, keys: [OWNER_KEY] }]);
   }
 

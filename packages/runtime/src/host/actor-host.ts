@@ -9,6 +9,7 @@ import type { SharedCommitRequest } from '../memory/shared-files-port.ts';
 import { WorkerCommitJournal } from '../memory/worker-commit-journal.ts';
 import { compactConversation } from './compact-conversation.ts';
 import { renderRebuild } from './render-rebuild.ts';
+import { renderHandoff } from './render-handoff.ts';
 import type { Clock } from '../time/clock.ts';
 import { latestUserRequests } from '../writer/user-requests.ts';
 import { WriterRun } from '../writer/writer-run.ts';
@@ -95,6 +96,8 @@ export class ActorHost {
         },
         'session.status': ({ sessionId }) => this.#status(this.#session(sessionId)),
         'session.snapshot': ({ sessionId }) => this.#session(sessionId).toSnapshot(),
+        'session.handoff': ({ sessionId, id, to, model }) =>
+          renderHandoff(this.#session(sessionId), { id, to, model }, { memoryRoot: this.#options.memoryRoot, caps: this.#options.rebuildCaps, source: this.#source }),
         'session.unload': ({ sessionId }) => {
           this.#sessions.delete(sessionId);
           this.#clients.setKey(sessionId, null);

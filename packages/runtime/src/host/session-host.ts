@@ -32,6 +32,8 @@ export function sessionEventOf(record: StoredSessionRecord): SessionEvent | null
   switch (record.type) {
     case 'session.opened':
     case 'session.bound':
+    case 'session.handoff_granted':
+    case 'session.continued':
     case 'decision':
     case 'snapshot':
       return null;
@@ -80,10 +82,12 @@ export function summarize(snapshot: SnapshotFrom<typeof sessionMachine>): Sessio
 }
 
 /** Baton's count of a session's system prompt and tool definitions, as its requests carry them. */
-export function overheadTokens(setup: Pick<SessionSetup, 'system' | 'tools'>): number {
+export function overheadTokens(setup: Pick<SessionSetup, 'system' | 'tools' | 'inherited'>): number {
   const system = setup.system === null ? '' : typeof setup.system === 'string' ? setup.system : setup.system.map((s) => (typeof s === 'string' ? s : JSON.stringify(s))).join('\n');
   const tools = setup.tools === null || setup.tools.length === 0 ? '' : JSON.stringify(setup.tools);
-  return (system === '' ? 0 : countTokensOnce(system)) + (tools === '' ? 0 : countTokensOnce(tools));
+  // An inherited context rides on every request right after the system prompt: it is overhead like the prompt.
+  const inherited = (setup.inherited ?? []).map((m) => viewOf(m).text).join('\n');
+  return (system === '' ? 0 : countTokensOnce(system)) + (tools === '' ? 0 : countTokensOnce(tools)) + (inherited === '' ? 0 : countTokensOnce(inherited));
 }
 
 /** Where a session host reads message bodies: the event log, on the main thread. */
@@ -267,7 +271,8 @@ export class HostedSession {
       trigger: effect.trigger,
       watermark: effect.watermark,
       api,
-      prefix: [...systemMessages, ...providerMessages(slice.slice(0, end), api)],
+      // A fork starts as the agent's requests do: an inherited context (a handoff) right after the system prompt.
+      prefix: [...systemMessages, ...providerMessages([...(fork ? (this.setup.inherited ?? []) : []), ...slice.slice(0, end)], api)],
       system: fork && api !== 'openai-chat' ? system : null,
       agentTools: this.setup.tools,
       params: this.setup.params ?? {},

@@ -11,7 +11,8 @@ import type {
 import type { Budgets, RebuildCaps } from '@baton/memory-store';
 import type { FitOptions } from '../rebuild/fit-costs.ts';
 import type { SharedCommitRequest, SharedCommitResult } from '../memory/shared-files-port.ts';
-import type { Message, PublishedEventBody, WriterInfo, WriterOutcome } from '@baton/protocol';
+import type { Message, ModelInfo, ProviderApi, PublishedEventBody, WriterInfo, WriterOutcome } from '@baton/protocol';
+import type { RenderedHandoff } from './render-handoff.ts';
 
 /**
  * The main ⇄ worker protocol: calls and notes over one `PortRpc` per worker host. Everything is plain data
@@ -57,6 +58,8 @@ export interface WorkerSide {
     readonly 'session.fold': { request: { sessionId: string; record: StoredSessionRecord }; reply: FoldReply };
     readonly 'session.status': { request: { sessionId: string }; reply: SessionStatusInfo };
     readonly 'session.snapshot': { request: { sessionId: string }; reply: SessionSnapshot };
+    /** Renders the context a handoff carries to another agent, in `to`, fitted to `model` (`renderHandoff`). */
+    readonly 'session.handoff': { request: { sessionId: string; id: string; to: ProviderApi; model: ModelInfo }; reply: RenderedHandoff };
     /** Drops the session from the worker (it left memory; a later request loads it again). */
     readonly 'session.unload': { request: { sessionId: string }; reply: Record<string, never> };
     /** The key the session's writers call the model with from now on (an agent's own; null: the daemon's). */
