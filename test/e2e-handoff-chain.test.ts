@@ -79,8 +79,10 @@ function handoffBase(stdout: string): string {
 async function recordedUserMessages(dataDir: string, session: string): Promise<{ id: string; text: string }[]> {
   const replay = await baton(['replay', session, '--data-dir', dataDir, '--json']);
   expect(replay.code).toBe(0);
-  const records = replay.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; payload?: { messages?: { id: string; role: string; content: unknown }[] } });
-  return records.flatMap((r) => (r.type === 'messages.appended' ? (r.payload?.messages ?? []) : [])).flatMap((m) => (m.role === 'user' ? [{ id: m.id, text: textOfParts(m.content) }] : []));
+  const records = replay.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; payload?: { messages?: { id: string; role: string; content: unknown; native?: { content?: unknown } }[] } });
+  // A message recorded in the agent's own API carries its content in `native` (a Responses item, an Anthropic message).
+  const text = (m: { content: unknown; native?: { content?: unknown } }): string => textOfParts(m.content ?? m.native?.content);
+  return records.flatMap((r) => (r.type === 'messages.appended' ? (r.payload?.messages ?? []) : [])).flatMap((m) => (m.role === 'user' ? [{ id: m.id, text: text(m) }] : []));
 }
 
 /** The user messages after `watermark` (all of them when there is none). */
@@ -161,6 +163,8 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
 
     // 2. `baton handoff` to the Responses API; Codex continues from the URL with its own, different key.
     const first = await handoff(PI_SESSION, 'openai-responses');
+    // pi's checkpoint was committed and no writer ran: the context is that checkpoint and pi's messages after it.
+    expect(JSON.parse(first.stdout)).toMatchObject({ basis: 'checkpoint+messages', writer: 'none' });
     const codexHome = join(scratch, 'codex');
     const codexUserHome = join(scratch, 'codex-home');
     await Promise.all([mkdir(codexHome), mkdir(codexUserHome)]);
@@ -240,6 +244,10 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     for (const text of afterWatermark(piUsers, codexFrom?.watermark ?? null)) expect(codexContext).toContain(text);
     for (const fact of [FACT_PATH, FACT_ERROR, FACT_DECISION]) expect(codexContext).toContain(fact);
     expect(textOfParts(input.at(-1)?.['content'])).toBe(CODEX_PROMPTS[0]);
+    // Every later request of Codex carries the same inserted items in the same place, byte for byte.
+    const codexRequests = model.requests.filter((r) => keyOf(r) === CODEX_KEY);
+    expect(codexRequests).toHaveLength(CODEX_SCRIPT.length);
+    for (const r of codexRequests) expect(JSON.stringify((r.wire as { input: Item[] }).input.slice(0, own))).toBe(JSON.stringify(input.slice(0, own)));
 
     // Claude Code (Anthropic): before its own first message (its date reminder and the prompt), the inserted messages
     // have text blocks only — no tool_use or tool_result blocks.
@@ -259,6 +267,18 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     for (const text of afterWatermark(piUsers, codexFrom?.watermark ?? null)) expect(claudeContext).toContain(text);
     for (const text of afterWatermark(codexUsers, claudeFrom?.watermark ?? null)) if (!text.includes('<environment_context>')) expect(claudeContext).toContain(text);
     for (const fact of [FACT_PATH, FACT_ERROR, FACT_DECISION]) expect(claudeContext).toContain(fact);
+    // Every later request of Claude Code carries the same inserted context in the same place, byte for byte (markers
+    // aside): the messages before its first one and the blocks before that message's own two (its date reminder and
+    // the prompt), where the context shares the message so roles alternate.
+    const bare = (value: unknown): string => JSON.stringify(value, (key, v: unknown) => (key === 'cache_control' ? undefined : v));
+    const insertedOf = (list: readonly Item[]): unknown[] => {
+      const blocks = list[mine]?.['content'];
+      return [...list.slice(0, mine), ...(Array.isArray(blocks) ? (blocks as Item[]).slice(0, -2) : [])];
+    };
+    expect(insertedOf(messages).length).toBeGreaterThan(0);
+    const claudeRequests = model.requests.filter((r) => keyOf(r) === CLAUDE_KEY && r.conversation.tools.length > 0);
+    expect(claudeRequests).toHaveLength(claudeScript.length);
+    for (const r of claudeRequests) expect(bare(insertedOf((r.wire as { messages: Item[] }).messages))).toBe(bare(insertedOf(messages)));
 
     // 6. Replay: every session of the chain re-folds without a divergence, and the new sessions' timelines name where they came from.
     for (const sid of [PI_SESSION, codexSession, claudeSession]) {
