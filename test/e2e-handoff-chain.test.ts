@@ -68,13 +68,6 @@ function fromOf(s: ListedSession | undefined): LineageEnd | undefined {
 const textOfParts = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? (content as Item[]).map((p) => (typeof p['text'] === 'string' ? p['text'] : '')).join('\n') : '';
 
-/** The handoff base URL `baton handoff` printed, without a trailing `/v1` (each agent adds what its SDK needs). */
-function handoffBase(stdout: string): string {
-  const url = HANDOFF_URL.exec(stdout)?.[0];
-  if (url === undefined) throw new Error(`baton handoff printed no handoff URL: ${stdout}`);
-  return url.replace(/\/$/, '');
-}
-
 /** The user messages a session recorded, in order, with their ids (from `baton replay --json`). */
 async function recordedUserMessages(dataDir: string, session: string): Promise<{ id: string; text: string }[]> {
   const replay = await baton(['replay', session, '--data-dir', dataDir, '--json']);
@@ -127,11 +120,16 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
       expect(listed.code).toBe(0);
       return (JSON.parse(listed.stdout) as { sessions: ListedSession[] }).sessions;
     };
-    const handoff = async (session: string, to: string): Promise<{ base: string; stdout: string }> => {
+    // `baton handoff --json`: the reply with the base URL to give the new agent as it is (`/v1` included for the OpenAI APIs).
+    const handoff = async (session: string, to: string): Promise<{ url: string; reply: Record<string, unknown> }> => {
       const run = await baton(['handoff', session, '--to', to, '--nats', nats.url, '--gateway', origin, '--json']);
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
-      return { base: handoffBase(run.stdout), stdout: run.stdout };
+      const reply = JSON.parse(run.stdout) as Record<string, unknown>;
+      const url = String(reply['base_url']);
+      expect(url).toMatch(HANDOFF_URL);
+      expect(url.startsWith(`${origin}/h/`)).toBe(true);
+      return { url, reply };
     };
 
     // 1. pi, on chat completions, works the first half: writes the ledger, sees its check fail, decides, records the rates.
@@ -164,11 +162,12 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     // 2. `baton handoff` to the Responses API; Codex continues from the URL with its own, different key.
     const first = await handoff(PI_SESSION, 'openai-responses');
     // pi's checkpoint was committed and no writer ran: the context is that checkpoint and pi's messages after it.
-    expect(JSON.parse(first.stdout)).toMatchObject({ basis: 'checkpoint+messages', writer: 'none' });
+    expect(first.reply).toMatchObject({ basis: 'checkpoint+messages', writer: 'none' });
+    expect(first.url).toMatch(/\/v1$/);
     const codexHome = join(scratch, 'codex');
     const codexUserHome = join(scratch, 'codex-home');
     await Promise.all([mkdir(codexHome), mkdir(codexUserHome)]);
-    await writeCodexConfig(codexHome, `${first.base}/v1`, CODEX_MODEL);
+    await writeCodexConfig(codexHome, first.url, CODEX_MODEL);
     const codexPlayer = scriptPlayer({ writerKeys, writersIdle, prompts: CODEX_PROMPTS, start: [0], script: CODEX_SCRIPT, idPrefix: 'call_c' });
     play(codexPlayer);
     const codex = await runCodex({ cwd: project, home: codexUserHome, codexHome, prompt: CODEX_PROMPTS[0], resume: false, compactLimit: 1_000_000_000, timeoutS: 90 });
@@ -189,7 +188,8 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     const claudeScript = claudeChainScript(project);
     const claudePlayer = scriptPlayer({ writerKeys, writersIdle, prompts: CLAUDE_CHAIN_PROMPTS, start: [0], script: claudeScript, idPrefix: 'toolu_k' });
     play(claudePlayer);
-    const claude = await runClaude({ dirs: claudeDirs, baseUrl: second.base, apiKey: CLAUDE_KEY, model: CLAUDE_MODEL, prompt: CLAUDE_CHAIN_PROMPTS[0], timeoutS: 90 });
+    expect(second.url).not.toMatch(/\/v1$/);
+    const claude = await runClaude({ dirs: claudeDirs, baseUrl: second.url, apiKey: CLAUDE_KEY, model: CLAUDE_MODEL, prompt: CLAUDE_CHAIN_PROMPTS[0], timeoutS: 90 });
     expect(claude.stderr).toBe('');
     expect(claude.code).toBe(0);
     expect(claudePlayer.steps).toEqual(claudeScript.map((_, i) => i));
