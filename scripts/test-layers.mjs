@@ -16,7 +16,8 @@ const root = join(import.meta.dirname, '..');
 const SLOW = [
   /^test\/cluster-/,
   /^packages\/runtime\/test\/cluster\/(ownership-race|shared-project-files)\.test\.ts$/,
-  /^test\/e2e-(codex|pi)-/,
+  /^test\/e2e-(codex|pi|claude)-/,
+  /^test\/e2e-handoff-chain\.test\.ts$/,
   /^test\/inspector-browser\.test\.ts$/,
   /^test\/memory-commit-crash\.test\.ts$/,
   /^test\/crash-resume\.test\.ts$/,

@@ -3,11 +3,25 @@ import type { AgentItem } from './agent-request.ts';
 import type { ChatMessage } from './chat-request.ts';
 
 /**
+ * The content a digest is taken of: one bare text block (`[{ type: 'text', text }]`, nothing else) is the same message
+ * as its text, as both APIs that have it define it. Claude Code sends its newest prompt as such a block (with a
+ * `cache_control` marker, left out before this) and re-sends it as a plain string once the marker has moved on, while
+ * other agents keep the block: both are one message, recorded in the form it first came in.
+ */
+function digestForm(m: AgentItem): AgentItem {
+  const content = m['content'];
+  if (!Array.isArray(content) || content.length !== 1) return m;
+  const block = content[0] as Record<string, unknown> | null;
+  if (block?.['type'] !== 'text' || typeof block['text'] !== 'string' || Object.keys(block).length !== 2) return m;
+  return { ...m, content: block['text'] };
+}
+
+/**
  * A conversation item's content digest: the same item re-sent gives the same digest. Taken several times per recorded
  * call, so in one shot (no `Hash` object per item; the same SHA-256 as `createHash`).
  */
 export function messageDigest(m: AgentItem): string {
-  return hash('sha256', JSON.stringify(m), 'base64url').slice(0, 16);
+  return hash('sha256', JSON.stringify(digestForm(m)), 'base64url').slice(0, 16);
 }
 
 /**

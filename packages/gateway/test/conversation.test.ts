@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { anthropicApi } from '../src/anthropic-api.ts';
 import { continues, messageDigest, messageId, splitHistory, systemPrompt } from '../src/conversation.ts';
 
 const m = (role: string, content: unknown) => ({ role, content });
@@ -35,5 +36,20 @@ describe('conversation following', () => {
     const edited = [...history];
     edited[6] = m('user', 'changed');
     expect(continues(recorded, edited)).toBe(false);
+  });
+
+  it("follows a prompt sent as one marked text block and then, the breakpoint moved on, as a string (Claude Code)", () => {
+    const canonical = anthropicApi.canonical;
+    const prompt = 'Retitle the stock report.';
+    const marked = m('user', [{ type: 'text', text: prompt, cache_control: { type: 'ephemeral' } }]);
+    expect(messageDigest(canonical(marked))).toBe(messageDigest(canonical(m('user', prompt))));
+    const recorded = [m('user', 'first'), m('assistant', 'ok'), marked].map((x) => messageDigest(canonical(x)));
+    expect(continues(recorded, [m('user', 'first'), m('assistant', 'ok'), m('user', prompt), m('assistant', [{ type: 'text', text: 'done' }])], canonical)).toBe(true);
+    // Re-sent as the block without its marker (as pi does), it is that message too; what is recorded is the block.
+    expect(messageDigest(canonical(m('user', [{ type: 'text', text: prompt }])))).toBe(messageDigest(canonical(marked)));
+    expect(canonical(marked)).toEqual(m('user', [{ type: 'text', text: prompt }]));
+    // Two blocks, or a block with more than its text, are not that string.
+    expect(messageDigest(m('user', [{ type: 'text', text: 'a' }, { type: 'text', text: prompt }]))).not.toBe(messageDigest(m('user', `a${prompt}`)));
+    expect(messageDigest(m('user', [{ type: 'text', text: prompt, citations: [] }]))).not.toBe(messageDigest(m('user', prompt)));
   });
 });

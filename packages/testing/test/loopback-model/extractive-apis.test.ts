@@ -134,6 +134,25 @@ describe('extractive writer over the Anthropic Messages API', () => {
     expect(server.stats().cachedTokens).toBeGreaterThan(2 * 1024);
   });
 
+  it("fork mode: the task shares a user message with the user's own prompt (Claude Code's first turn); the prompt is the active intent", async () => {
+    const client = new Anthropic({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
+    const taskText = writerTask(dir).content as string;
+    // The fork's prefix ends on the user's prompt (the agent's answer to it is after the boundary): the task is one
+    // more text block of that message, after the agent's own reminder block and the prompt.
+    const { system, messages } = anthropicFrom(conversation(longSystem).slice(0, -1));
+    const prompt = messages.pop();
+    if (prompt?.role !== 'user' || !Array.isArray(prompt.content)) throw new Error('the fixture ends with a user prompt');
+    messages.push({ role: 'user', content: [{ type: 'text', text: '<system-reminder>\nToday is a weekday.\n</system-reminder>\n' }, ...prompt.content, { type: 'text', text: taskText, cache_control: { type: 'ephemeral' } }] });
+    const turns = await runAnthropicWriterLoop(client, [{ type: 'text', text: system }], messages, anthropicToolsFrom(agentTools), agentNames);
+
+    expect(turns.map((t) => t.calls.map((c) => c.name))).toEqual([['read_file', 'read_file', 'read_file'], ['write_file', 'write_file'], []]);
+    await expectFaithfulCheckpoint();
+    const intent = section(await readFile(checkpointPath(), 'utf8'), 1);
+    expect(intent).toContain('> Should we also bump the package version?');
+    expect(intent).not.toContain('weekday');
+    expect(intent).not.toContain('CHECKPOINT_PATH');
+  });
+
   it('without a writer task, answers with an extractive summary as a text block', async () => {
     const client = new Anthropic({ baseURL: server.url, apiKey: 'test', maxRetries: 0 });
     const history: ChatCompletionMessageParam[] = [...conversation('sys'), { role: 'user', content: 'Summarize the conversation.' }];

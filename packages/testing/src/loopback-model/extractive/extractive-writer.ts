@@ -87,11 +87,27 @@ function splitNotes(text: string): { template: string; entries: string[] } | und
   return { template: `${lines.slice(0, first).join('\n').trimEnd()}\n`, entries: entries.map((l) => clip(l, 200)).slice(0, 5) };
 }
 
-/** The conversation the checkpoint covers: the items before the task, plus the tool results the task item carries. */
+/**
+ * The text of the task item before the task itself: in the Anthropic API a fork whose prefix ends on a user message
+ * (Claude Code's prompt, say) carries the task as one more text block of that message, so the user's words come
+ * first. The task starts at the `<system-reminder>` that opens the block stating the checkpoint path.
+ */
+function textBeforeTask(text: string): string {
+  const paths = text.indexOf('CHECKPOINT_PATH');
+  const at = paths < 0 ? -1 : text.lastIndexOf('<system-reminder>', paths);
+  return at > 0 ? text.slice(0, at).trim() : '';
+}
+
+/**
+ * The conversation the checkpoint covers: the items before the task, plus what the task item carries besides the
+ * task (tool results, the user's own text).
+ */
 function historyBefore(items: readonly ConversationItem[], taskIndex: number): ConversationItem[] {
   const before = items.slice(0, taskIndex);
   const task = items[taskIndex];
-  return task !== undefined && task.toolResults.length > 0 ? [...before, { ...task, text: '' }] : before;
+  if (task === undefined) return before;
+  const own = textBeforeTask(task.text);
+  return task.toolResults.length > 0 || own !== '' ? [...before, { ...task, text: own }] : before;
 }
 
 function text(content: string): ScriptStep {
