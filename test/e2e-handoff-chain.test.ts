@@ -52,18 +52,15 @@ interface LineageEnd {
   readonly checkpoint_version: number | null;
   readonly watermark: string | null;
 }
+/** A `runtime.sessions` entry as `baton sessions --json` prints it: where it came from, and who continues it. */
 interface ListedSession {
   readonly session_id: string;
-  readonly lineage?: (Partial<LineageEnd> & { from?: LineageEnd; successors?: { session_id: string; kind: string }[] }) | undefined;
+  readonly lineage?: LineageEnd;
+  readonly successors?: { session_id: string; kind: string }[];
 }
 
-/** Where a listed session came from, whichever way the list nests it. */
-function fromOf(s: ListedSession | undefined): LineageEnd | undefined {
-  const l = s?.lineage;
-  if (l === undefined) return undefined;
-  if (l.from !== undefined) return l.from;
-  return typeof l.from_session === 'string' ? (l as LineageEnd) : undefined;
-}
+/** Where a listed session came from. */
+const fromOf = (s: ListedSession | undefined): LineageEnd | undefined => s?.lineage;
 
 const textOfParts = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? (content as Item[]).map((p) => (typeof p['text'] === 'string' ? p['text'] : '')).join('\n') : '';
@@ -212,7 +209,7 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     expect(codexFrom?.checkpoint_version).toEqual(expect.any(Number));
     expect(claudeFrom).toMatchObject({ from_session: codexSession, kind: 'handoff' });
     expect(fromOf(byId.get(PI_SESSION))).toBeUndefined();
-    const successors = (sid: string): string[] => (byId.get(sid)?.lineage?.successors ?? []).map((s) => s.session_id);
+    const successors = (sid: string): string[] => (byId.get(sid)?.successors ?? []).map((s) => s.session_id);
     expect(successors(PI_SESSION)).toEqual([codexSession]);
     expect(successors(codexSession)).toEqual([claudeSession]);
 
