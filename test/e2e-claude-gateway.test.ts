@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonClient, NatsTransport } from '@baton/client';
 import { LmdbEventLog } from '@baton/runtime';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle, type RecordedRequest } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baton, startBatonUp, type BatonUp } from './support/baton-up.ts';
+import { type RecordedRequest } from '@baton/testing';
+import { describe, expect, it } from 'vitest';
+import { baton } from './support/baton-up.ts';
+import { useScriptedAgentRig } from './support/scripted-agent-rig.ts';
 import { claudeResult, prepareClaude, runClaude } from './support/claude-agent.ts';
 import { CLAUDE_PROMPTS, CLAUDE_SOURCES, CLAUDE_START, claudeScript, EDITED_STOCK } from './support/claude-task.ts';
 import { keyOf, scriptPlayer, stepId } from './support/script-player.ts';
@@ -41,32 +40,12 @@ function toolResultText(r: RecordedRequest, id: string): string {
 }
 
 describe('Claude Code through baton up', () => {
-  let nats: NatsServerHandle;
-  let model: LoopbackModel;
-  let scratch: string;
-  let up: BatonUp | undefined;
-  let transport: NatsTransport;
-  let client: BatonClient;
-
-  beforeAll(async () => {
-    nats = await startNatsServer();
-    model = await startLoopbackModel({ mode: 'scripted' });
-    scratch = await mkdtemp(join(tmpdir(), 'baton-claude-e2e-'));
-    transport = await NatsTransport.connect({ servers: nats.url });
-    client = new BatonClient(transport);
-  });
-
-  afterAll(async () => {
-    await up?.stop();
-    await transport?.close();
-    await model?.close();
-    await nats?.stop();
-    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
-  });
+  const rig = useScriptedAgentRig('baton-claude-e2e-');
 
   it('Claude Code finishes a task with its own tools, in two processes; one recorded session that replays without divergence', { timeout: 240_000 }, async () => {
+    const { nats, model, scratch, client } = rig;
     const dataDir = join(scratch, 'data');
-    up = await startBatonUp({ dataDir, natsUrl: nats.url, modelUrl: model.url, writerKey: WRITER_KEY, anthropicWriterKey: ANTHROPIC_WRITER_KEY, contextWindow: CONTEXT_WINDOW });
+    const up = await rig.startUp({ dataDir, writerKey: WRITER_KEY, anthropicWriterKey: ANTHROPIC_WRITER_KEY, contextWindow: CONTEXT_WINDOW });
     const dirs = await prepareClaude(scratch, join(scratch, 'project'));
     const script = claudeScript(dirs.project);
     const player = scriptPlayer({ writerKeys: [WRITER_KEY, ANTHROPIC_WRITER_KEY], writersIdle: () => writersIdle(client, SESSION), prompts: CLAUDE_PROMPTS, start: CLAUDE_START, script, idPrefix: ID_PREFIX });
@@ -109,8 +88,7 @@ describe('Claude Code through baton up', () => {
     expect(listed.code).toBe(0);
     const sessions = (JSON.parse(listed.stdout) as { sessions: { session_id: string; project_id: string; model: string; state: { writer: string; watermark: string | null } }[] }).sessions;
     expect(sessions.map((s) => [s.session_id, s.project_id, s.model, s.state.writer])).toEqual([[SESSION, 'default', MODEL_ID, 'idle']]);
-    const stopped = await up.stop();
-    up = undefined;
+    const stopped = await rig.stopUp();
     expect(stopped.stderr).toBe('');
     expect(stopped.code).toBe(0);
 

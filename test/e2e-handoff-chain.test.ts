@@ -1,10 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BatonClient, NatsTransport } from '@baton/client';
-import { startLoopbackModel, startNatsServer, type LoopbackModel, type NatsServerHandle } from '@baton/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baton, startBatonUp, type BatonUp } from './support/baton-up.ts';
+import { describe, expect, it } from 'vitest';
+import { baton } from './support/baton-up.ts';
+import { useScriptedAgentRig } from './support/scripted-agent-rig.ts';
 import { claudeResult, prepareClaude, runClaude } from './support/claude-agent.ts';
 import { CODEX_KEY, jsonLines, runCodex, stderrLines, writeCodexConfig } from './support/codex-run.ts';
 import {
@@ -82,32 +80,12 @@ function afterWatermark(messages: readonly { id: string; text: string }[], water
 }
 
 describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
-  let nats: NatsServerHandle;
-  let model: LoopbackModel;
-  let scratch: string;
-  let up: BatonUp | undefined;
-  let transport: NatsTransport;
-  let client: BatonClient;
-
-  beforeAll(async () => {
-    nats = await startNatsServer();
-    model = await startLoopbackModel({ mode: 'scripted' });
-    scratch = await mkdtemp(join(tmpdir(), 'baton-handoff-chain-'));
-    transport = await NatsTransport.connect({ servers: nats.url });
-    client = new BatonClient(transport);
-  });
-
-  afterAll(async () => {
-    await up?.stop();
-    await transport?.close();
-    await model?.close();
-    await nats?.stop();
-    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
-  });
+  const rig = useScriptedAgentRig('baton-handoff-chain-');
 
   it('each new agent starts from the earlier sessions, finishes the task, and the lineage shows the chain both ways', { timeout: 300_000 }, async () => {
+    const { nats, model, scratch, client } = rig;
     const dataDir = join(scratch, 'data');
-    up = await startBatonUp({ dataDir, natsUrl: nats.url, modelUrl: model.url, writerKey: WRITER_KEY, anthropicWriterKey: ANTHROPIC_WRITER_KEY, contextWindow: CONTEXT_WINDOW });
+    const up = await rig.startUp({ dataDir, writerKey: WRITER_KEY, anthropicWriterKey: ANTHROPIC_WRITER_KEY, contextWindow: CONTEXT_WINDOW });
     const { origin } = up;
     const writerKeys = [WRITER_KEY, ANTHROPIC_WRITER_KEY];
     const writersIdle = (): Promise<void> => allWritersIdle(client);
@@ -213,8 +191,7 @@ describe('handoff chain: pi → Codex → Claude Code through baton up', () => {
     expect(successors(PI_SESSION)).toEqual([codexSession]);
     expect(successors(codexSession)).toEqual([claudeSession]);
 
-    const stopped = await up.stop();
-    up = undefined;
+    const stopped = await rig.stopUp();
     expect(stopped.code).toBe(0);
 
     // 5. Each new agent's first upstream request carried the earlier sessions.
