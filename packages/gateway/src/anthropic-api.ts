@@ -27,8 +27,8 @@ export const anthropicApi: AgentApi = {
   api: 'anthropic-messages',
   member: 'messages',
   matches: (endpoint) => endpoint === '/v1/messages' || endpoint === '/messages',
-  parse(bytes) {
-    const b = modelRequestBody(bytes);
+  parse(json) {
+    const b = modelRequestBody(json);
     const messages = b?.['messages'];
     if (b === null || !isObjectList(messages) || !messages.every((m) => typeof m['role'] === 'string')) return null;
     const tools = Array.isArray(b['tools']) ? (b['tools'] as object[]) : null;

@@ -10,8 +10,8 @@ export const chatApi: AgentApi = {
   api: 'openai-chat',
   member: 'messages',
   matches: (endpoint) => endpoint === '/v1/chat/completions' || endpoint === '/chat/completions',
-  parse(bytes) {
-    const chat = parseChatRequest(bytes);
+  parse(json) {
+    const chat = parseChatRequest(json);
     if (chat === null) return null;
     const { system, history } = splitHistory(chat.messages);
     return { api: 'openai-chat', model: chat.model, system, history, tools: chat.tools, stream: chat.stream, body: chat.body };

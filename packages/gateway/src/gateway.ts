@@ -17,7 +17,8 @@ import { contextWindowOf } from './model-table.ts';
 import { isAnthropicMessages, parseRoute } from './route.ts';
 import { checkPassthroughPrefix, readRequestTarget } from './request-target.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
-import { sessionKeyOf } from './session-key.ts';
+import { namedSessionOf, sessionKeyOf } from './session-key.ts';
+import { ParsedPrefixes } from './parsed-prefixes.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import { isEventStream, readAtMost, relay, type Refusal } from './relay.ts';
 import { projectOf } from './project-header.ts';
@@ -138,6 +139,8 @@ export class BatonGateway {
   readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
+  /** The parsed conversations of the last large bodies, so the next body of each has only its new part parsed. */
+  readonly #parsed = new ParsedPrefixes();
   /** Who may use each session key, as the daemon's log says. */
   readonly #owners: SessionOwners;
   readonly #ownerSecret: Uint8Array;
@@ -217,6 +220,14 @@ export class BatonGateway {
   }
 
   /**
+   * Large request bodies (64 KiB and more) of the recorded APIs read so far: parsed whole, or only from where the
+   * previous body of their session ended (the rest being the same bytes).
+   */
+  get bodiesParsed(): { readonly whole: number; readonly newPart: number } {
+    return { whole: this.#parsed.misses, newPart: this.#parsed.hits };
+  }
+
+  /**
    * Stops listening and ends every connection, requests under way included (a stream being relayed ends for the agent
    * and its upstream request is aborted, so nothing of it is recorded). Idempotent.
    */
@@ -271,13 +282,13 @@ export class BatonGateway {
       return;
     }
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
-    const agent = body !== null && api !== undefined ? api.parse(body) : null;
+    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
+    const agent = body !== null && api !== undefined ? this.#parse(api, body, `${api.api} ${owner} ${namedSessionOf(route.sessionId, req.headers) ?? ''}`) : null;
     if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
     // A handoff base URL: the daemon binds the session its token opens, and refuses other credentials, on every call.
     const handoff = route.handoff;
     const key = handoff !== null ? handoffKey(handoff) : sessionKeyOf(route.sessionId, req.headers, agent, owner);
@@ -361,6 +372,21 @@ export class BatonGateway {
       track.rewritten = prepared.rewritten;
       await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: false });
     });
+  }
+
+  /**
+   * Reads a body of `api`, null when it is not one. A large body that repeats the one before it under the same
+   * `memo` (the API, the credential and the session the request names) up to the end of its conversation has only
+   * its new part parsed.
+   */
+  #parse(api: AgentApi, body: Buffer, memo: string): AgentRequest | null {
+    let json: unknown;
+    try {
+      json = this.#parsed.parse(memo, api.member, body);
+    } catch {
+      return null;
+    }
+    return api.parse(json);
   }
 
   /**

@@ -29,8 +29,8 @@ export const responsesApi: AgentApi = {
   api: 'openai-responses',
   member: 'input',
   matches: (endpoint) => endpoint === '/v1/responses' || endpoint === '/responses',
-  parse(bytes) {
-    const b = modelRequestBody(bytes);
+  parse(json) {
+    const b = modelRequestBody(json);
     if (b === null) return null;
     const input = typeof b['input'] === 'string' ? [{ role: 'user', content: b['input'] }] : b['input'];
     if (!isObjectList(input)) return null;
