@@ -220,7 +220,7 @@ export class BatonGateway {
   }
 
   /**
-   * Large request bodies (64 KiB and more) of the recorded APIs read so far: parsed whole, or only from where the
+   * Request bodies of 16 KiB and more of the recorded APIs read so far: parsed whole, or only from where the
    * previous body of their session ended (the rest being the same bytes).
    */
   get bodiesParsed(): { readonly whole: number; readonly newPart: number } {

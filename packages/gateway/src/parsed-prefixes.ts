@@ -1,50 +1,50 @@
-import { createHash, type Hash } from 'node:crypto';
 import { lastElementEnd, restMembersText, restOfArray, topLevelMembers } from './json-bytes.ts';
 
 /** What the gateway keeps of the last large body of one session key, to parse the next one's new part only. */
 interface Entry {
   /** The conversation member (`messages`, `input`). */
   readonly member: string;
-  /** Bytes of that body up to the end of the member's last item. */
-  readonly length: number;
-  /** SHA-256 of those bytes, and the hash's state after them (copied to go on over a longer prefix). */
-  readonly digest: Buffer;
-  readonly state: Hash;
-  /** The last bytes of the prefix (a copy), compared before anything is hashed. */
-  readonly edge: Buffer;
+  /** That body's bytes up to the end of the member's last item (a view of the body: nothing modifies a body). */
+  readonly prefix: Buffer;
   /** The top-level members before the conversation member, parsed, in order. */
   readonly head: readonly (readonly [string, unknown])[];
   readonly headKeys: ReadonlySet<string>;
   /** The member's items, parsed. */
   readonly items: readonly unknown[];
-  /** What the entry counts against the budget: the size of its body. */
+  /** What the entry counts against the budget: its bytes, and as much again for its parsed items. */
   readonly size: number;
 }
 
 export interface ParsedPrefixesOptions {
-  /** Bytes of bodies whose parsed prefix is kept, over all keys (default 32 MiB); a body over a quarter is not kept. */
+  /**
+   * Bytes kept over all keys, counting a body twice (its bytes and its parsed items; default 64 MiB); an entry over a
+   * quarter of it is not kept.
+   */
   readonly budget?: number;
-  /** Bodies below this size are parsed whole and not kept (default 64 KiB: parsing them costs less than the check). */
+  /** Bodies below this size are parsed whole and not kept (default 16 KiB: below it there is little to save). */
   readonly minBytes?: number;
 }
 
-const DEFAULT_BUDGET = 32 * 1024 * 1024;
-const DEFAULT_MIN_BYTES = 64 * 1024;
-const EDGE = 16;
+const DEFAULT_BUDGET = 64 * 1024 * 1024;
+const DEFAULT_MIN_BYTES = 16 * 1024;
+/** Conversations kept per key: its main one, and side calls or sub-agents sent under the same session name. */
+const PER_KEY = 4;
 
 const text = (bytes: Buffer): string => bytes.toString('utf8');
 
 /**
  * Parses request bodies whose conversation only grows, reading each body's known part once. For each key (a session
- * an agent names, under its credential) it keeps the last large body's parsed items and a SHA-256 of its bytes up to
- * the end of the conversation member's last item. When the next body's bytes up to there hash the same, they are the
- * same bytes, so they parse to the same values: only the bytes after them (the new items and the members that follow)
- * are parsed, and the value returned is the one `JSON.parse` gives for the whole body — the earlier items being the
- * objects the last body's parse made (nothing modifies them). Any other body is parsed whole. An edit anywhere in
- * the known part, of any length, changes the hash.
+ * an agent names, under its credential) it keeps, for the last few conversations sent under it, the last body's
+ * parsed items and its bytes up to the end of the conversation member's last item. When a body starts with those very
+ * bytes, they parse to the same
+ * values: only the bytes after them (the new items and the members that follow) are parsed, and the value returned is
+ * the one `JSON.parse` gives for the whole body — the earlier items being the objects the last body's parse made
+ * (nothing modifies them). Any other body is parsed whole: an edit anywhere in the known part, of any length, is a
+ * difference in the bytes compared.
  */
 export class ParsedPrefixes {
-  readonly #entries = new Map<string, Entry>();
+  /** Per key, the last bodies of its conversations (a side call, a sub-agent's), oldest first; keys by last use. */
+  readonly #entries = new Map<string, Entry[]>();
   readonly #budget: number;
   readonly #minBytes: number;
   #bytes = 0;
@@ -57,46 +57,44 @@ export class ParsedPrefixes {
     this.#minBytes = options.minBytes ?? DEFAULT_MIN_BYTES;
   }
 
-  /** Bytes of bodies kept now. */
+  /** What the entries kept now count against the budget. */
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** `JSON.parse` of the body's text (and throws as it does), reusing what `key`'s last body parsed to. */
+  /** `JSON.parse` of the body's text (and throws as it does), reusing what one of `key`'s last bodies parsed to. */
   parse(key: string, member: string, bytes: Buffer): unknown {
     if (bytes.length < this.#minBytes) return JSON.parse(text(bytes));
-    const known = this.#entries.get(key);
-    const extended = known !== undefined && known.member === member ? extend(known, bytes) : null;
-    if (extended !== null) {
+    const known = this.#entries.get(key) ?? [];
+    for (let i = known.length - 1; i >= 0; i--) {
+      const entry = known[i] as Entry;
+      const extended = entry.member === member ? extend(entry, bytes) : null;
+      if (extended === null) continue;
       this.hits++;
-      this.#keep(key, extended.entry);
+      this.#keep(key, extended.entry, entry);
       return extended.value;
     }
     this.misses++;
-    this.#drop(key);
     const value = JSON.parse(text(bytes)) as unknown;
-    const entry = bytes.length <= this.#budget / 4 ? entryOf(member, bytes, value) : null;
-    if (entry !== null) this.#keep(key, entry);
+    const entry = 2 * bytes.length <= this.#budget / 4 ? entryOf(member, bytes, value) : null;
+    if (entry !== null) this.#keep(key, entry, null);
     return value;
   }
 
-  #keep(key: string, entry: Entry): void {
-    this.#drop(key);
-    this.#entries.set(key, entry);
+  /** Keeps `entry` as `key`'s newest (in place of `replaced`), then drops the least recently used past the budget. */
+  #keep(key: string, entry: Entry, replaced: Entry | null): void {
+    const list = (this.#entries.get(key) ?? []).filter((e) => e !== replaced);
+    if (replaced !== null) this.#bytes -= replaced.size;
+    list.push(entry);
     this.#bytes += entry.size;
-    // The least recently used go first.
-    for (const [k, e] of this.#entries) {
-      if (this.#bytes <= this.#budget) break;
-      this.#entries.delete(k);
-      this.#bytes -= e.size;
-    }
-  }
-
-  #drop(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
+    if (list.length > PER_KEY) this.#bytes -= (list.shift() as Entry).size;
     this.#entries.delete(key);
-    this.#bytes -= entry.size;
+    this.#entries.set(key, list);
+    for (const [k, entries] of this.#entries) {
+      if (this.#bytes <= this.#budget) break;
+      while (entries.length > 0 && this.#bytes > this.#budget) this.#bytes -= (entries.shift() as Entry).size;
+      if (entries.length === 0) this.#entries.delete(k);
+    }
   }
 }
 
@@ -122,21 +120,17 @@ function entryOf(member: string, bytes: Buffer, value: unknown): Entry | null {
   if (span === undefined) return null;
   const end = lastElementEnd(bytes, span.valueStart, span.valueEnd);
   const head = members.slice(0, at).map((m) => [m.key, (value as Record<string, unknown>)[m.key]] as const);
-  const state = createHash('sha256').update(bytes.subarray(0, end));
-  return entry(member, bytes, end, state, head, new Set(head.map(([k]) => k)), [...(items as unknown[])]);
+  return entry(member, bytes, end, head, new Set(head.map(([k]) => k)), [...(items as unknown[])]);
 }
 
-function entry(member: string, bytes: Buffer, end: number, state: Hash, head: Entry['head'], headKeys: ReadonlySet<string>, items: readonly unknown[]): Entry {
-  // Copies: nothing of the body's own buffer is kept.
-  return { member, length: end, digest: state.copy().digest(), state, edge: Buffer.from(bytes.subarray(Math.max(0, end - EDGE), end)), head, headKeys, items, size: bytes.length };
+function entry(member: string, bytes: Buffer, end: number, head: Entry['head'], headKeys: ReadonlySet<string>, items: readonly unknown[]): Entry {
+  return { member, prefix: bytes.subarray(0, end), head, headKeys, items, size: 2 * end };
 }
 
 /** The value of a body that starts with `known`'s bytes and the entry it leaves, or null when it does not. */
 function extend(known: Entry, bytes: Buffer): { value: unknown; entry: Entry } | null {
-  const n = known.length;
-  if (bytes.length <= n || !known.edge.equals(bytes.subarray(n - known.edge.length, n))) return null;
-  const state = createHash('sha256').update(bytes.subarray(0, n));
-  if (!state.copy().digest().equals(known.digest)) return null;
+  const n = known.prefix.length;
+  if (bytes.length <= n || !known.prefix.equals(bytes.subarray(0, n))) return null;
   try {
     // The bytes go on inside the member's list, right after its last known item: new items, the list's end, then the
     // members after it. Each part is parsed by `JSON.parse` in the same context as in the whole body (after an item
@@ -151,8 +145,7 @@ function extend(known: Entry, bytes: Buffer): { value: unknown; entry: Entry } |
     for (const [k, v] of known.head) value[k] = v;
     value[known.member] = [...items];
     for (const k of restKeys) value[k] = rest[k];
-    state.update(bytes.subarray(n, lastEnd));
-    return { value, entry: entry(known.member, bytes, lastEnd, state, known.head, known.headKeys, items) };
+    return { value, entry: entry(known.member, bytes, lastEnd, known.head, known.headKeys, items) };
   } catch {
     return null;
   }

@@ -117,22 +117,46 @@ describe('ParsedPrefixes: a body that repeats the last one parses its new part o
     );
   });
 
-  it('keeps bodies within its budget, the least recently used going first, and none over a quarter of it', () => {
-    const parser = new ParsedPrefixes({ budget: 1_500_000, minBytes: 0 });
+  it('keeps bodies within its budget (each counted twice: bytes and parsed items), the least recently used going first, and none over a quarter of it', () => {
+    const parser = new ParsedPrefixes({ budget: 3_000_000, minBytes: 0 });
     const one = body(history());
     expect(one.length).toBeGreaterThan(300_000);
     for (const key of ['a', 'b', 'c', 'd', 'e', 'f']) parser.parse(key, 'messages', one);
-    expect(parser.bytes).toBeLessThanOrEqual(1_500_000);
-    expect(parser.bytes).toBeGreaterThan(1_000_000);
+    expect(parser.bytes).toBeLessThanOrEqual(3_000_000);
+    expect(parser.bytes).toBeGreaterThan(2_000_000);
     // 'a' went first: its next body is parsed whole; 'f' was kept.
     const grown = body([...history(), { role: 'assistant', content: 'ok' }]);
     parser.parse('a', 'messages', grown);
     parser.parse('f', 'messages', grown);
     expect([parser.hits, parser.misses]).toEqual([1, 7]);
-    const huge = new ParsedPrefixes({ budget: 1_000_000, minBytes: 0 });
+    const huge = new ParsedPrefixes({ budget: 2_000_000, minBytes: 0 });
     huge.parse('a', 'messages', one);
     huge.parse('a', 'messages', grown);
     expect([huge.bytes, huge.hits]).toEqual([0, 0]);
+  });
+
+  it('keeps the conversations sent under one key apart (side calls, sub-agents), four at most', () => {
+    const parser = new ParsedPrefixes();
+    const main = history();
+    const others = [1, 2, 3, 4].map((n) => history().map((m, i) => (i === 1 ? { ...m, content: `Side call ${n}: give this conversation a title.` } : m)));
+    parsedLikeJson(parser, body(main));
+    for (const [n, other] of others.slice(0, 3).entries()) {
+      parsedLikeJson(parser, body(other));
+      main.push({ role: 'assistant', content: `step ${n}` });
+      // The main conversation's next body still starts with its last one, and the side call's with its own.
+      parsedLikeJson(parser, body(main));
+      other.push({ role: 'user', content: 'and again' });
+      parsedLikeJson(parser, body(other));
+      expect([parser.hits, parser.misses]).toEqual([2 * (n + 1), n + 2]);
+    }
+    // A fifth conversation: the one used longest ago (the first side call) is forgotten, the main one is kept.
+    parsedLikeJson(parser, body(others[3] ?? []));
+    const first = others[0] ?? [];
+    first.push({ role: 'assistant', content: 'a title' });
+    parsedLikeJson(parser, body(first));
+    main.push({ role: 'assistant', content: 'done' });
+    parsedLikeJson(parser, body(main));
+    expect([parser.hits, parser.misses]).toEqual([7, 6]);
   });
 
   it('parses small bodies whole and keeps nothing of them', () => {
