@@ -10,7 +10,7 @@ import { chatApi } from './chat-api.ts';
 import { isUsageOnlyEvent, sseEventEnd } from './chat-reply.ts';
 import type { GatewayMetrics, RequestTrack } from './gateway-metrics.ts';
 import { answerCompaction } from './instant-compaction.ts';
-import { setMember } from './json-splice.ts';
+import { setMemberBytes } from './json-bytes.ts';
 import { responsesApi } from './responses-api.ts';
 import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow, refusedTokens } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
@@ -409,7 +409,7 @@ export class BatonGateway {
     if (stripUsage && sent !== null) {
       // A chat stream carries its usage only when asked: ask for it, and drop that extra chunk from what the agent gets.
       const streamOptionsJson = JSON.stringify({ ...streamOptions, include_usage: true });
-      sent = Buffer.from(setMember(Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength).toString('utf8'), 'stream_options', streamOptionsJson), 'utf8');
+      sent = setMemberBytes(Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength), 'stream_options', streamOptionsJson);
     }
     const headers = upstreamHeaders(req.headers);
     // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls

@@ -70,6 +70,26 @@ export interface ByteMember {
 
 /** The members of the top-level object of the JSON in `bytes`, in order (keys decoded). */
 export function topLevelMembers(bytes: Buffer): ByteMember[] {
+  return topLevelObject(bytes).members;
+}
+
+/**
+ * `bytes` with the top-level member `key` set to `valueJson`: its value replaced in place when present, else the
+ * member added before the closing brace. Every other byte is kept as it was (no decoding, no re-encoding).
+ */
+export function setMemberBytes(bytes: Buffer, key: string, valueJson: string): Buffer {
+  const { members, close } = topLevelObject(bytes);
+  const value = Buffer.from(valueJson, 'utf8');
+  const member = members.find((m) => m.key === key);
+  if (member !== undefined) return Buffer.concat([bytes.subarray(0, member.valueStart), value, bytes.subarray(member.valueEnd)]);
+  let end = close;
+  while (end > 0 && isWs(bytes[end - 1])) end--;
+  const added = Buffer.from(`${members.length > 0 ? ',' : ''}${JSON.stringify(key)}:`, 'utf8');
+  return Buffer.concat([bytes.subarray(0, end), added, value, bytes.subarray(close)]);
+}
+
+/** The members of the top-level object of the JSON in `bytes` and the position of its closing brace. */
+function topLevelObject(bytes: Buffer): { members: ByteMember[]; close: number } {
   let i = skipWs(bytes, 0);
   if (bytes[i] !== OPEN_BRACE) throw new SyntaxError('not a JSON object');
   i = skipWs(bytes, i + 1);
@@ -87,7 +107,7 @@ export function topLevelMembers(bytes: Buffer): ByteMember[] {
     if (bytes[i] === COMMA) i = skipWs(bytes, i + 1);
     else if (bytes[i] !== CLOSE_BRACE) throw new SyntaxError('expected a comma');
   }
-  return members;
+  return { members, close: i };
 }
 
 /**
