@@ -18,7 +18,7 @@ import { isAnthropicMessages, parseRoute } from './route.ts';
 import { checkPassthroughPrefix, readRequestTarget } from './request-target.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
 import { namedSessionOf, sessionKeyOf } from './session-key.ts';
-import { ParsedPrefixes } from './parsed-prefixes.ts';
+import { AgentBodies } from './agent-bodies.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import { isEventStream, readAtMost, relay, type Refusal } from './relay.ts';
 import { projectOf } from './project-header.ts';
@@ -139,8 +139,7 @@ export class BatonGateway {
   readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
-  /** The parsed conversations of the last large bodies, so the next body of each has only its new part parsed. */
-  readonly #parsed = new ParsedPrefixes();
+  readonly #bodies = new AgentBodies();
   /** Who may use each session key, as the daemon's log says. */
   readonly #owners: SessionOwners;
   readonly #ownerSecret: Uint8Array;
@@ -219,12 +218,9 @@ export class BatonGateway {
     return { owners: this.#owners.size, recorded: this.#recorder.size };
   }
 
-  /**
-   * Request bodies of 16 KiB and more of the recorded APIs read so far: parsed whole, or only from where the
-   * previous body of their session ended (the rest being the same bytes).
-   */
+  /** Bodies of 16 KiB and more of the recorded APIs read so far: parsed whole, or from where the one before ended. */
   get bodiesParsed(): { readonly whole: number; readonly newPart: number } {
-    return { whole: this.#parsed.misses, newPart: this.#parsed.hits };
+    return this.#bodies.counts;
   }
 
   /**
@@ -283,7 +279,7 @@ export class BatonGateway {
     }
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
     const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
-    const agent = body !== null && api !== undefined ? this.#parse(api, body, `${api.api} ${owner} ${namedSessionOf(route.sessionId, req.headers) ?? ''}`) : null;
+    const agent = body !== null && api !== undefined ? this.#bodies.read(api, body, owner, namedSessionOf(route.sessionId, req.headers)) : null;
     if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
@@ -372,21 +368,6 @@ export class BatonGateway {
       track.rewritten = prepared.rewritten;
       await this.#forward(req, res, route.upstreamPath, prepared.body, { key, owner, api, agent, prepared, mayRebuild: false });
     });
-  }
-
-  /**
-   * Reads a body of `api`, null when it is not one. A large body that repeats the one before it under the same
-   * `memo` (the API, the credential and the session the request names) up to the end of its conversation has only
-   * its new part parsed.
-   */
-  #parse(api: AgentApi, body: Buffer, memo: string): AgentRequest | null {
-    let json: unknown;
-    try {
-      json = this.#parsed.parse(memo, api.member, body);
-    } catch {
-      return null;
-    }
-    return api.parse(json);
   }
 
   /**
