@@ -9,7 +9,7 @@ import { ParsedPrefixes } from './parsed-prefixes.ts';
 export class AgentBodies {
   readonly #parsed = new ParsedPrefixes();
 
-  /** Bodies of 16 KiB and more read so far: parsed whole, or only from where the one before them ended. */
+  /** Bodies of 64 KiB and more read so far: parsed whole, or only from where the one before them ended. */
   get counts(): { readonly whole: number; readonly newPart: number } {
     return { whole: this.#parsed.misses, newPart: this.#parsed.hits };
   }

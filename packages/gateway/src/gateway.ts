@@ -218,7 +218,7 @@ export class BatonGateway {
     return { owners: this.#owners.size, recorded: this.#recorder.size };
   }
 
-  /** Bodies of 16 KiB and more of the recorded APIs read so far: parsed whole, or from where the one before ended. */
+  /** Bodies of 64 KiB and more of the recorded APIs read so far: parsed whole, or from where the one before ended. */
   get bodiesParsed(): { readonly whole: number; readonly newPart: number } {
     return this.#bodies.counts;
   }
