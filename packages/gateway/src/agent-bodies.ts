@@ -22,6 +22,6 @@ export class AgentBodies {
     } catch {
       return null;
     }
-    return api.parse(json);
+    return api.read(json);
   }
 }
