@@ -10,6 +10,12 @@ export interface AgentApi {
   /** Reads a request body; null when it is not one (it is then forwarded without being recorded). */
   parse(bytes: Uint8Array): AgentRequest | null;
   /**
+   * Reads a request body from its JSON value, as `parse`. The objects in the request are the value's own, which
+   * nothing downstream modifies: the gateway shares the items of one request's history with the next one's
+   * (`ParsedPrefixes`).
+   */
+  read(json: unknown): AgentRequest | null;
+  /**
    * An item as the session records it and as its digest is taken: the agent's own object, except that Anthropic's
    * moving `cache_control` markers are left out (the same message, re-sent without them, stays the same message).
    */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { partsText } from '@baton/protocol';
 import { looksLikeSummaryRequest, paramsOf, sse, type AgentApi } from './agent-api.ts';
 import { AnthropicReplyReader } from './anthropic-reply.ts';
-import { isObjectList, modelRequestBody } from './json-body.ts';
+import { isObjectList, jsonOf, modelRequestBody } from './json-body.ts';
 
 /** Fields of a Messages request that are not carried into writer requests. */
 const NOT_PARAMS = new Set(['model', 'messages', 'system', 'tools', 'stream', 'metadata']);
@@ -27,8 +27,9 @@ export const anthropicApi: AgentApi = {
   api: 'anthropic-messages',
   member: 'messages',
   matches: (endpoint) => endpoint === '/v1/messages' || endpoint === '/messages',
-  parse(bytes) {
-    const b = modelRequestBody(bytes);
+  parse: (bytes) => anthropicApi.read(jsonOf(bytes)),
+  read(json) {
+    const b = modelRequestBody(json);
     const messages = b?.['messages'];
     if (b === null || !isObjectList(messages) || !messages.every((m) => typeof m['role'] === 'string')) return null;
     const tools = Array.isArray(b['tools']) ? (b['tools'] as object[]) : null;

@@ -3,6 +3,7 @@ import { partsText } from '@baton/protocol';
 import { looksLikeSummaryRequest, sse, type AgentApi } from './agent-api.ts';
 import { ChatReplyReader } from './chat-reply-reader.ts';
 import { parseChatRequest, type ChatMessage } from './chat-request.ts';
+import { jsonOf } from './json-body.ts';
 import { splitHistory, systemPrompt } from './conversation.ts';
 
 /** OpenAI chat completions: leading system messages stay outside the recorded conversation. */
@@ -10,8 +11,9 @@ export const chatApi: AgentApi = {
   api: 'openai-chat',
   member: 'messages',
   matches: (endpoint) => endpoint === '/v1/chat/completions' || endpoint === '/chat/completions',
-  parse(bytes) {
-    const chat = parseChatRequest(bytes);
+  parse: (bytes) => chatApi.read(jsonOf(bytes)),
+  read(json) {
+    const chat = parseChatRequest(json);
     if (chat === null) return null;
     const { system, history } = splitHistory(chat.messages);
     return { api: 'openai-chat', model: chat.model, system, history, tools: chat.tools, stream: chat.stream, body: chat.body };

@@ -18,13 +18,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isNullish = (v: unknown): v is null | undefined => v === null || v === undefined;
 
 /**
- * Reads a chat-completions request body; null when it is not one (it is then forwarded without being recorded). What
+ * Reads a chat-completions request body (its JSON value); null when it is not one (it is then forwarded without being recorded). What
  * the gateway reads is checked by hand — a non-empty `model`, `messages` as objects with a string `role`, `tools` as
  * objects, a boolean `stream`, `stream_options.include_usage` a boolean — and everything else passes through untouched;
  * the objects are the ones `JSON.parse` produced (key order kept), never copies: a long history is walked once.
  */
-export function parseChatRequest(bytes: Uint8Array): ChatRequest | null {
-  const b = modelRequestBody(bytes);
+export function parseChatRequest(json: unknown): ChatRequest | null {
+  const b = modelRequestBody(json);
   if (b === null) return null;
   const messages = b['messages'];
   if (!isObjectList(messages) || !messages.every((m) => typeof m['role'] === 'string')) return null;

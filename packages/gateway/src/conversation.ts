@@ -24,6 +24,24 @@ export function messageDigest(m: AgentItem): string {
   return hash('sha256', JSON.stringify(digestForm(m)), 'base64url').slice(0, 16);
 }
 
+/** An item as the agent sent it. */
+const asSent = (item: AgentItem): AgentItem => item;
+
+/** Digests already taken, by canonical form and by the agent's item (an item is never modified once parsed). */
+const digests = new WeakMap<(item: AgentItem) => AgentItem, WeakMap<AgentItem, string>>();
+
+/**
+ * The digest of an agent's item in its `canonical` form, taken once per item object: an item of a history the gateway
+ * has already read (`ParsedPrefixes` hands the same objects to the next request) is not serialised again.
+ */
+export function itemDigest(item: AgentItem, canonical: (item: AgentItem) => AgentItem): string {
+  let known = digests.get(canonical);
+  if (known === undefined) digests.set(canonical, (known = new WeakMap()));
+  let digest = known.get(item);
+  if (digest === undefined) known.set(item, (digest = messageDigest(canonical(item))));
+  return digest;
+}
+
 /**
  * The id the gateway records the `index`-th message of a history under: its position and its digest, so a re-sent
  * history is deduplicated by the daemon and an edited earlier message is a different one.
@@ -59,10 +77,10 @@ export function systemPrompt(system: readonly ChatMessage[]): string[] | null {
  * check constant-time; an agent that compacted or edited its history changes its first messages (the summary
  * replaces them), and one that dropped the tail changes the last.
  */
-export function continues(recorded: readonly string[], history: readonly AgentItem[], canonical: (item: AgentItem) => AgentItem = (item) => item): boolean {
+export function continues(recorded: readonly string[], history: readonly AgentItem[], canonical: (item: AgentItem) => AgentItem = asSent): boolean {
   if (history.length < recorded.length) return false;
   if (recorded.length === 0) return true;
   const positions = new Set([0, recorded.length >> 1, recorded.length - 1]);
-  for (const i of positions) if (recorded[i] !== messageDigest(canonical(history[i] as AgentItem))) return false;
+  for (const i of positions) if (recorded[i] !== itemDigest(history[i] as AgentItem, canonical)) return false;
   return true;
 }

@@ -10,14 +10,15 @@ import { chatApi } from './chat-api.ts';
 import { isUsageOnlyEvent, sseEventEnd } from './chat-reply.ts';
 import type { GatewayMetrics, RequestTrack } from './gateway-metrics.ts';
 import { answerCompaction } from './instant-compaction.ts';
-import { setMember } from './json-splice.ts';
+import { setMemberBytes } from './json-bytes.ts';
 import { responsesApi } from './responses-api.ts';
 import { MAX_ERROR_BYTES, isContextOverflowError, mayBeContextOverflow, refusedTokens } from './context-overflow-error.ts';
 import { contextWindowOf } from './model-table.ts';
 import { isAnthropicMessages, parseRoute } from './route.ts';
 import { checkPassthroughPrefix, readRequestTarget } from './request-target.ts';
 import { SessionRecorder, type Prepared } from './session-recorder.ts';
-import { sessionKeyOf } from './session-key.ts';
+import { namedSessionOf, sessionKeyOf } from './session-key.ts';
+import { AgentBodies } from './agent-bodies.ts';
 import { Upstream, downstreamHeaders, upstreamHeaders } from './upstream.ts';
 import { isEventStream, readAtMost, relay, type Refusal } from './relay.ts';
 import { projectOf } from './project-header.ts';
@@ -138,6 +139,7 @@ export class BatonGateway {
   readonly #anthropicUpstream: Upstream | null;
   readonly #recorder: SessionRecorder;
   readonly #mailbox = new Mailbox();
+  readonly #bodies = new AgentBodies();
   /** Who may use each session key, as the daemon's log says. */
   readonly #owners: SessionOwners;
   readonly #ownerSecret: Uint8Array;
@@ -216,6 +218,11 @@ export class BatonGateway {
     return { owners: this.#owners.size, recorded: this.#recorder.size };
   }
 
+  /** Bodies of 64 KiB and more of the recorded APIs read so far: parsed whole, or from where the one before ended. */
+  get bodiesParsed(): { readonly whole: number; readonly newPart: number } {
+    return this.#bodies.counts;
+  }
+
   /**
    * Stops listening and ends every connection, requests under way included (a stream being relayed ends for the agent
    * and its upstream request is aborted, so nothing of it is recorded). Idempotent.
@@ -271,13 +278,13 @@ export class BatonGateway {
       return;
     }
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
-    const agent = body !== null && api !== undefined ? api.parse(body) : null;
+    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
+    const agent = body !== null && api !== undefined ? this.#bodies.read(api, body, owner, namedSessionOf(route.sessionId, req.headers)) : null;
     if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
       return;
     }
-    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
     // A handoff base URL: the daemon binds the session its token opens, and refuses other credentials, on every call.
     const handoff = route.handoff;
     const key = handoff !== null ? handoffKey(handoff) : sessionKeyOf(route.sessionId, req.headers, agent, owner);
@@ -383,7 +390,7 @@ export class BatonGateway {
     if (stripUsage && sent !== null) {
       // A chat stream carries its usage only when asked: ask for it, and drop that extra chunk from what the agent gets.
       const streamOptionsJson = JSON.stringify({ ...streamOptions, include_usage: true });
-      sent = Buffer.from(setMember(Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength).toString('utf8'), 'stream_options', streamOptionsJson), 'utf8');
+      sent = setMemberBytes(Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength), 'stream_options', streamOptionsJson);
     }
     const headers = upstreamHeaders(req.headers);
     // The recorder reads the reply as it passes (and may drop the usage chunk): it must not be compressed. Other calls

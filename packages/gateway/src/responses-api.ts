@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { partsText } from '@baton/protocol';
 import { looksLikeSummaryRequest, paramsOf, sse, type AgentApi } from './agent-api.ts';
 import type { AgentItem } from './agent-request.ts';
-import { isObjectList, modelRequestBody } from './json-body.ts';
+import { isObjectList, jsonOf, modelRequestBody } from './json-body.ts';
 import { ResponsesReplyReader } from './responses-reply.ts';
 
 /** Fields of a Responses request that are not carried into writer requests. */
@@ -29,8 +29,9 @@ export const responsesApi: AgentApi = {
   api: 'openai-responses',
   member: 'input',
   matches: (endpoint) => endpoint === '/v1/responses' || endpoint === '/responses',
-  parse(bytes) {
-    const b = modelRequestBody(bytes);
+  parse: (bytes) => responsesApi.read(jsonOf(bytes)),
+  read(json) {
+    const b = modelRequestBody(json);
     if (b === null) return null;
     const input = typeof b['input'] === 'string' ? [{ role: 'user', content: b['input'] }] : b['input'];
     if (!isObjectList(input)) return null;

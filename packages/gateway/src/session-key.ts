@@ -12,6 +12,17 @@ function safeId(prefix: string, value: string): string {
   return SAFE.test(value) ? value : `${prefix}${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
 }
 
+/** The session a request names before its body is read: the `/s/<sid>/` path prefix, else a session header. */
+export function namedSessionOf(pathSession: string | null, headers: IncomingHttpHeaders): string | null {
+  if (pathSession !== null) return pathSession;
+  for (const name of SESSION_HEADERS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text !== undefined && text !== '') return safeId('h-', text);
+  }
+  return null;
+}
+
 /**
  * Which session a request belongs to: the `/s/<sid>/` path prefix; else a session header the agent sends; else the
  * Responses `prompt_cache_key` (agents set it to their session id); else a fingerprint of its credential (a digest,
@@ -20,12 +31,8 @@ function safeId(prefix: string, value: string): string {
  * same way (one agent's system prompt, a first "hi").
  */
 export function sessionKeyOf(pathSession: string | null, headers: IncomingHttpHeaders, req: AgentRequest, owner: string): string {
-  if (pathSession !== null) return pathSession;
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name];
-    const text = Array.isArray(value) ? value[0] : value;
-    if (text !== undefined && text !== '') return safeId('h-', text);
-  }
+  const named = namedSessionOf(pathSession, headers);
+  if (named !== null) return named;
   const cacheKey = req.body['prompt_cache_key'];
   if (typeof cacheKey === 'string' && cacheKey !== '') return safeId('k-', cacheKey);
   const first = req.history.find((m) => m['role'] === 'user');

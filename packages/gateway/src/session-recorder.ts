@@ -5,7 +5,7 @@ import type { AgentApi } from './agent-api.ts';
 import type { AgentItem, AgentReply, AgentRequest } from './agent-request.ts';
 import { agentIdentity } from './agent-identity.ts';
 import { withContextBreakpoint } from './context-breakpoint.ts';
-import { continues, messageDigest, messageId } from './conversation.ts';
+import { continues, itemDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
 import { BoundedMap } from './bounded-map.ts';
 import { estimatedTokens } from './estimated-tokens.ts';
@@ -198,7 +198,7 @@ export class SessionRecorder {
       const probe = compaction.summary.slice(0, 400);
       const at = req.history.findLastIndex((item) => textOfItem(item).includes(probe));
       if (at < 0) continue;
-      session.recorded = req.history.slice(0, at + 1).map((item) => messageDigest(api.canonical(item)));
+      session.recorded = req.history.slice(0, at + 1).map((item) => itemDigest(item, api.canonical));
       session.substitution = { agentLength: at + 1, context: compaction.context };
       session.pending = null;
       session.compaction = null;
@@ -408,7 +408,7 @@ export class SessionRecorder {
     const replyAt = pending === null ? -1 : Math.min(pending.index + pending.reply.items, history.length) - 1;
     for (let i = session.recorded.length; i < history.length; i++) {
       const item = api.canonical(history[i] as AgentItem);
-      const digest = messageDigest(item);
+      const digest = itemDigest(history[i] as AgentItem, api.canonical);
       const role = toRole(item, api.api);
       const reply = pending !== null && i === replyAt && role === 'assistant' ? pending.reply : null;
       const envelope = {
