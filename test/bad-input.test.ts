@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 /**
- * Bad input over a real nats-server (PROTOCOL.md "Encoding"): every served subject answers malformed MessagePack,
+ * Bad input over a real nats-server (docs/protocol.md "Encoding"): every served subject answers malformed MessagePack,
  * malformed JSON, wrong types, missing fields, unknown fields, unknown sessions and oversized payloads with the
  * documented error reply, in the request's encoding, without appending anything to the event log, and keeps serving.
  */
@@ -298,7 +298,7 @@ describe.each(SERVED)('baton.v1 $name', (served) => {
         expect([...log.streams()].some((s) => s.includes(UNKNOWN_SID))).toBe(false);
       });
     } else if (served.name === 'open') {
-      // `open` with an unknown session id opens that session (PROTOCOL.md), so its session-id error is a bad id.
+      // `open` with an unknown session id opens that session (docs/protocol.md), so its session-id error is a bad id.
       it('answers bad_request for a session id that is not one subject token', async () => {
         await expectRejected(
           () => sendBody(served.subject(''), { ...validOpen(), session_id: 'no such/session' }, encoding),

@@ -48,7 +48,7 @@ const MessageShapeSchema = z.looseObject({
 });
 
 /**
- * One conversation message as the agent sends it (PROTOCOL.md `Message`).
+ * One conversation message as the agent sends it (docs/protocol.md `Message`).
  *
  * Validation is strict on the fields Baton reads and tolerant of anything else: unknown fields are kept, and the
  * parsed value is the very object that was decoded (same key order, same nested objects), so the writer's fork

@@ -1,5 +1,5 @@
 /*
- * Keeping MessagePack plain. PROTOCOL.md promises payloads any MessagePack library decodes: maps, arrays, strings,
+ * Keeping MessagePack plain. docs/protocol.md promises payloads any MessagePack library decodes: maps, arrays, strings,
  * numbers, booleans, nil — no msgpackr extensions. msgpackr would otherwise write `undefined` as ext 0, a Date as a
  * timestamp ext, and integers beyond 32 bits as float64 (which typed decoders refuse for an int field such as `at`).
  */

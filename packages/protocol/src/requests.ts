@@ -13,7 +13,7 @@ import { ProviderApiSchema, RebuildReasonSchema, TaskStatusSchema } from './enum
 import { MessageSchema } from './messages.ts';
 
 /*
- * Request bodies of protocol v1 (PROTOCOL.md). Objects Baton defines are strict: an unknown key is a `bad_request`
+ * Request bodies of protocol v1 (docs/protocol.md). Objects Baton defines are strict: an unknown key is a `bad_request`
  * (it is almost always a typo such as `disable_writes`, and silently ignoring it would hide the mistake; the protocol
  * only grows under a new version prefix). Objects that come from the agent's OpenAI world (messages, tool
  * definitions, content parts) keep every field.

@@ -1,7 +1,7 @@
 // No schema library here: the CLI validates its --prefix and session arguments with this module alone
 // (`@baton/protocol/subjects`), so parsing a command line does not load zod.
 
-/** Session ids as PROTOCOL.md fixes them: they become one NATS subject token, so no dots, spaces or wildcards. */
+/** Session ids as docs/protocol.md fixes them: they become one NATS subject token, so no dots, spaces or wildcards. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Default subject prefix. */
