@@ -153,8 +153,8 @@ describe('BatonClient with failover', () => {
 
   it('names a new session itself, so an open try answered too late and the try after it open the same session', { timeout: 20_000 }, async () => {
     // No hedging: one try at a time, each given up on after the request timeout and followed by another. A daemon
-    // that creates the session the request names (or one of its own choosing) and answers the first try after the
-    // client gave up on it: that try's session exists on the daemon all the same.
+    // that creates the session the request names (or one of its own choosing) and never answers the first try (its
+    // answer lost, or too late): that try's session exists on the daemon all the same.
     const created: string[] = [];
     let n = 0;
     const slow = transport.subscribe('baton.v1.p.p.open', (msg) => {
@@ -162,9 +162,8 @@ describe('BatonClient with failover', () => {
       const sid = body.session_id ?? `daemon-chosen-${++n}`;
       const resumed = created.includes(sid);
       if (!resumed) created.push(sid);
-      const answer = (): void => msg.respond(encodeReply(openReply(sid, resumed), 'msgpack'));
-      if (created.length === 1 && !resumed) setTimeout(answer, 400);
-      else answer();
+      if (created.length === 1 && !resumed) return;
+      msg.respond(encodeReply(openReply(sid, resumed), 'msgpack'));
     });
     const client = new BatonClient(transport, { timeoutMs: 100, failover: { timeoutMs: 10_000, delayMs: 1 } });
     const opened = await client.open({ project_id: 'p', model });
