@@ -18,12 +18,12 @@ import {
   REBUILD_GEN,
   SLOT_GEN,
   SWITCH_GEN,
-  SessionStepper,
   abstractionFor,
   sessionEvents,
   type SessionGenOptions,
   type SessionSnapshot,
 } from './session-harness.ts';
+import { SessionStepper } from './session-stepper.ts';
 import { WRITER_INPUT, WriterStepper, abstractWriter, writerEvents, type WriterSnapshot } from './writer-harness.ts';
 
 /**

@@ -11,12 +11,12 @@ import { Checks, effectCollector } from './graph-harness.ts';
 import {
   FULL_GEN,
   MODEL_INPUT,
-  SessionMonitor,
   checkSessionState,
   sessionEvents,
   sessionNoise,
   type SessionSnapshot,
 } from './session-harness.ts';
+import { SessionMonitor } from './session-monitor.ts';
 import {
   WRITER_EVENTS,
   WRITER_INPUT,

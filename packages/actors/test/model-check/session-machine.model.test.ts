@@ -20,8 +20,6 @@ import {
   REBUILD_GEN,
   SLOT_GEN,
   SWITCH_GEN,
-  SessionMonitor,
-  SessionStepper,
   abstractSession,
   abstractionFor,
   checkSessionState,
@@ -29,6 +27,8 @@ import {
   type SessionGenOptions,
   type SessionSnapshot,
 } from './session-harness.ts';
+import { SessionMonitor } from './session-monitor.ts';
+import { SessionStepper } from './session-stepper.ts';
 
 /**
  * Model check of the session machine. Inputs are tiny (rungs 1 000 / 2 000, usable 3 000,
