@@ -8,6 +8,7 @@ import { withContextBreakpoint } from './context-breakpoint.ts';
 import { continues, itemDigest, messageId } from './conversation.ts';
 import { setMember } from './json-splice.ts';
 import { BoundedMap } from './bounded-map.ts';
+import { loopTurn } from './loop-turn.ts';
 import { estimatedTokens } from './estimated-tokens.ts';
 import { SUMMARY_ASK, textOfItem, toRole } from './agent-items.ts';
 import { resumeGrant, startsOver } from './resume-grant.ts';
@@ -483,8 +484,9 @@ export class SessionRecorder {
     const rollbacks = session.rollbacks;
     session.appending = session.appending
       .then(async () => {
-        // Queued behind an append that failed: not sent, so nothing is recorded after a gap.
-        if (session.rollbacks === rollbacks) await this.#append(session, records);
+        // Queued behind an append that failed: not sent, so nothing is recorded after a gap. Sent with the appends of
+        // the calls that completed in the same turn of the event loop (`loopTurn`).
+        if (session.rollbacks === rollbacks) await loopTurn().then(() => this.#append(session, records));
       })
       .catch(() => {
         // Logged and counted in #append; every item from this call's first on is sent again with the next call.
