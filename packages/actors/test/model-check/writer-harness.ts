@@ -8,7 +8,8 @@ import type { Failure } from '../../src/session-events.ts';
 import type { WriterEffect } from '../../src/writer-effects.ts';
 import type { WriterEvent, WriterInput } from '../../src/writer-events.ts';
 import { writerMachine } from '../../src/writer-machine.ts';
-import { effectCollector, type Checks, type Labelled } from './graph-harness.ts';
+import type { Checks, Labelled } from './graph-harness.ts';
+import { MachineStepper } from './machine-stepper.ts';
 
 export type WriterSnapshot = SnapshotFrom<typeof writerMachine>;
 
@@ -211,30 +212,8 @@ export class WriterMonitor {
 }
 
 /** A memoising stepper for the writer machine (same contract as the session one). */
-export class WriterStepper {
-  private readonly memo = new WeakMap<object, Map<string, { snapshot: WriterSnapshot; effects: WriterEffect[] }>>();
-  private readonly fold = effectCollector();
-  transitions = 0;
-
-  step(snapshot: WriterSnapshot, event: WriterEvent): { snapshot: WriterSnapshot; effects: WriterEffect[] } {
-    let byEvent = this.memo.get(snapshot);
-    if (byEvent === undefined) {
-      byEvent = new Map();
-      this.memo.set(snapshot, byEvent);
-    }
-    const key = JSON.stringify(event);
-    const hit = byEvent.get(key);
-    if (hit !== undefined) return hit;
-    this.transitions++;
-    const [next, effects] = this.fold<WriterSnapshot, WriterEffect>(writerMachine, snapshot, event);
-    const res = { snapshot: next, effects };
-    byEvent.set(key, res);
-    return res;
-  }
-
-  logic(): typeof writerMachine {
-    const logic = Object.create(writerMachine) as typeof writerMachine;
-    Object.defineProperty(logic, 'transition', { value: (s: WriterSnapshot, e: WriterEvent) => this.step(s, e).snapshot });
-    return logic;
+export class WriterStepper extends MachineStepper<typeof writerMachine, WriterSnapshot, WriterEvent, WriterEffect> {
+  constructor() {
+    super(writerMachine);
   }
 }
