@@ -278,8 +278,13 @@ export class BatonGateway {
       return;
     }
     const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req);
-    const owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
-    const agent = body !== null && api !== undefined ? this.#bodies.read(api, body, owner, namedSessionOf(route.sessionId, req.headers)) : null;
+    // Whose call it is matters only to a body that may be recorded: a call forwarded as it is takes no digest.
+    let owner = '';
+    let agent: AgentRequest | null = null;
+    if (body !== null && api !== undefined) {
+      owner = ownerDigest(this.#ownerSecret, credentialOf(req.headers));
+      agent = this.#bodies.read(api, body, owner, namedSessionOf(route.sessionId, req.headers));
+    }
     if (api !== undefined) track.api = api.api;
     if (api === undefined || agent === null || body === null) {
       await this.#forward(req, res, route.upstreamPath, body, null);
